@@ -1,0 +1,80 @@
+"""Frozen settings, loaded once from ``configs/default.toml`` and passed down explicitly.
+
+The loader (file, ``--config`` override, ``DYNMEM_<SECTION>_<KEY>`` environment) lives in
+``actors/config.py``; the engine only sees the resulting frozen models.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DynamicsSettings(_Section):
+    # Defaults from the original Dynamics-memory design (DESIGN §4).
+    lam: float = 0.02
+    eta: float = 0.30
+    eta_s: float = 0.10
+    v_init: float = 0.5
+    theta_p: float = 1.5
+    theta_d: float = 0.8
+    m_cap: int = 8
+    c_cap: int = 200
+    a_cap: int = 2000
+    idle_archive: int = 50
+    conf_half_life_steps: int = 200
+
+
+class IngestSettings(_Section):
+    tau_dup: float = 0.85  # cosine above which a different value is a tension
+    tombstones: bool = True
+
+
+class RetrievalSettings(_Section):
+    shortlist: int = 30
+    k: int = 5
+    core_slots: int = 3
+    max_rival_lines: int = 3
+    budget_tokens: int = 256
+    theta: float = 0.35  # relevance gate on cosine plus prior
+    tau_sim: float = 0.78  # suppression of near-duplicates among the selected
+    w_lex: float = 0.15
+    alpha: float = 0.10  # freshness weight
+    freshness_half_life_days: float = 30.0
+    pool_prior_m: float = 0.05
+    pool_prior_c: float = 0.0
+    pool_prior_a: float = -0.30
+    tier_bonus_core: float = 0.05
+    tier_bonus_pinned: float = 0.05
+    provisional_below: float = 0.5
+
+
+class ModelSettings(_Section):
+    client: str = "rules"  # rules | openai
+    openai_base_url: str = ""
+    openai_model: str = ""
+    openai_api_key: str = ""
+    timeout_s: float = 30.0
+    max_retries: int = 3
+
+
+class EmbedderSettings(_Section):
+    name: str = "minilm"  # minilm | hash (tests only)
+    batch_size: int = 32
+
+
+class RuntimeSettings(_Section):
+    extraction_workers: int = 2
+    ray_address: str = ""
+
+
+class Settings(_Section):
+    dynamics: DynamicsSettings = DynamicsSettings()
+    ingest: IngestSettings = IngestSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    model: ModelSettings = ModelSettings()
+    embedder: EmbedderSettings = EmbedderSettings()
+    runtime: RuntimeSettings = RuntimeSettings()
