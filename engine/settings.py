@@ -63,7 +63,7 @@ class ModelSettings(_Section):
 
 class EmbedderSettings(_Section):
     name: str = "minilm"  # minilm | hash (tests only)
-    batch_size: int = 32
+    batch_size: int = 16
 
 
 class RuntimeSettings(_Section):

@@ -1,0 +1,366 @@
+"""EngineActor: one per project, the single writer of that project's ``memory.sqlite``.
+
+``EngineService`` is the plain class (tests build it directly); ``launch.py`` wraps it
+with ``ray.remote``. Every change is one SQLite transaction holding the memories, their
+audit rows, tensions, jobs and a receipt (the effect transaction); only after the commit
+is the in-memory table updated and the vector index told.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from actors.clock import Clock
+from actors.store.memory_store import MemoryStore
+from actors.wire import (
+    ForgetRequest,
+    ForgetResult,
+    IngestReport,
+    MemoryDetail,
+    RecallRequest,
+    RecallResult,
+    RememberRequest,
+    Stats,
+)
+from engine.dynamics import credit, rebalance
+from engine.effects import Effects
+from engine.errors import EmptyQuery, InvalidInput, NotFound
+from engine.forget import expire_due, purge, retract
+from engine.ingest import ingest
+from engine.keys import normalize_belief, normalize_key
+from engine.models import GLOBAL_SCOPE, Candidate, Kind, Memory, Origin, Tier, TrustState, Verdict
+from engine.redact import redact
+from engine.retrieval import Shortlisted, select
+from engine.scopes import project_scope, readable_scopes, scope_for
+from engine.settings import Settings
+from engine.state import MemoryTable, stable_id
+from engine.verdicts import apply_verdict
+
+
+class IndexPort(Protocol):
+    """What the engine needs from the IndexActor (a local object or a Ray handle adapter)."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+    def upsert(self, scope: str, ids: Sequence[str], vectors: np.ndarray) -> None: ...
+    def remove(self, ids: Sequence[str]) -> None: ...
+    def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]: ...
+
+
+class GlobalPort(Protocol):
+    """Read access to the global scope's engine, for recall from a project."""
+
+    def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None: ...
+
+
+class EngineService:
+    """The engine of one project (or of the global scope when ``project`` is None)."""
+
+    def __init__(self, project: str | None, data_dir: Path, settings: Settings, index: IndexPort,
+                 clock: Clock | None = None, global_engine: GlobalPort | None = None) -> None:
+        self.project = project
+        self.scope = project_scope(project) if project is not None else GLOBAL_SCOPE
+        self.settings = settings
+        self.index = index
+        self.clock = clock or Clock()
+        self.global_engine = global_engine
+        folder = Path(data_dir) / ("global" if project is None else "projects" / Path(_slug(project)))
+        folder.mkdir(parents=True, exist_ok=True)
+        self.store = MemoryStore(folder / "memory.sqlite")
+        self.table = MemoryTable(self.store.load_memories(), self.store.load_tensions(open_only=True))
+        self.vectors: dict[str, np.ndarray] = {}
+        self.step = self.store.step()
+        self.version = 1
+        self._global_version = 0
+        self._global = MemoryTable()
+        self._global_vectors: dict[str, np.ndarray] = {}
+        self._reindex()
+
+    # ---- lifecycle -------------------------------------------------------------------
+    def _reindex(self) -> None:
+        live = [m for m in self.table if m.servable and not m.purged]
+        stored = self.store.vectors([m.id for m in live]) if live else {}
+        missing = [m for m in live if m.id not in stored]
+        if missing:
+            vecs = self.index.embed([m.text for m in missing])
+            stored.update({m.id: vecs[i] for i, m in enumerate(missing)})
+        self.vectors = {i: np.asarray(v, dtype=np.float32) for i, v in stored.items()}
+        if self.vectors:
+            ids = sorted(self.vectors)
+            self.index.upsert(self.scope, ids, np.stack([self.vectors[i] for i in ids]))
+
+    def close(self) -> None:
+        self.store.close()
+
+    def ping(self) -> str:
+        return self.scope
+
+    # ---- the effect transaction ----------------------------------------------------------
+    def _reload(self) -> None:
+        self.table = MemoryTable(self.store.load_memories(), self.store.load_tensions(open_only=True))
+
+    def _commit(self, effects: Effects, new_vectors: dict[str, np.ndarray], mirrored: bool = False) -> bool:
+        now = self.clock.now_ms()
+        vecs = {i: v for i, v in new_vectors.items() if i in effects.index_add}
+        try:
+            applied = self.store.apply(effects, vecs, now)
+        except Exception:
+            if mirrored:
+                self._reload()
+            raise
+        if not applied:
+            self._reload()
+            return False
+        if not mirrored:
+            self.table.apply(effects)
+        if effects.step is not None:
+            self.step = effects.step
+        if effects.index_remove:
+            self.index.remove(list(effects.index_remove))
+            for i in effects.index_remove:
+                self.vectors.pop(i, None)
+        if vecs:
+            ids = sorted(vecs)
+            self.index.upsert(self.scope, ids, np.stack([vecs[i] for i in ids]))
+            self.vectors.update(vecs)
+        if effects.memories:
+            self.version += 1
+        return True
+
+    # ---- ingest ----------------------------------------------------------------------
+    def ingest(self, receipt: str, candidates: Sequence[Candidate], vectors: np.ndarray | None = None,
+               units: int = 1, request_id: str = "") -> IngestReport:
+        """Ingest the candidates of one extraction job (exactly once, keyed by ``receipt``)."""
+        if self.store.has_receipt(receipt):
+            return IngestReport(outcomes={"duplicate_job": 1}, memory_ids=(), applied=False)
+        now = self.clock.now_ms()
+        cands = [c.model_copy(update={"scope": c.scope or self.scope}) for c in candidates]
+        if cands and vectors is None:
+            vectors = self.index.embed([c.text for c in cands])
+        work = self.table  # mirrored as we go; reloaded from the store if the commit fails
+        total = Effects()
+        new_vecs: dict[str, np.ndarray] = {}
+        outcomes: Counter[str] = Counter()
+        ids: list[str] = []
+        step = self.step + units
+        for i, c in enumerate(cands):
+            vec = np.asarray(vectors[i], dtype=np.float32) if vectors is not None else None
+            neighbours: list[tuple[Memory, float]] = []
+            if vec is not None:
+                for mid, cos in self.index.search(vec, [c.scope], 5):
+                    m = work.get(mid)
+                    if m is not None:
+                        neighbours.append((m, cos))
+            res = ingest(c, work, neighbours, now_ms=now, step=step, settings=self.settings, request_id=request_id or receipt)
+            work.apply(res.effects)
+            total = total + res.effects
+            outcomes[res.outcome] += 1
+            if res.memory_id:
+                ids.append(res.memory_id)
+                if vec is not None and res.outcome in ("created", "updated", "contested"):
+                    new_vecs[res.memory_id] = vec
+        moved, events = rebalance(work, step, now, self.settings.dynamics)
+        total = total + Effects(memories=tuple(moved), audit=tuple(events)) + expire_due(work, now)
+        total = total + Effects(receipt=receipt, step=step)
+        self._commit(total, new_vecs, mirrored=True)
+        return IngestReport(outcomes=dict(outcomes), memory_ids=tuple(dict.fromkeys(ids)), applied=True)
+
+    def remember(self, req: RememberRequest) -> IngestReport:
+        """A memory stated directly by the user or agent (not extracted)."""
+        text = redact(req.text).strip()
+        if not text:
+            raise InvalidInput("remember needs non-empty text")
+        now = self.clock.now_ms()
+        scope = scope_for(self.project or "", req.scope) if self.project is not None else GLOBAL_SCOPE
+        if scope != self.scope:
+            raise InvalidInput(f"this engine writes {self.scope}, not {scope}")
+        ttl_ms = int(req.ttl_hours * 3_600_000) if req.ttl_hours else None
+        tier = Tier.TEMPORARY if ttl_ms and req.tier == Tier.NORMAL else req.tier
+        cand = Candidate(text=text, key=normalize_key(req.key), belief=normalize_belief(req.belief), kind=Kind.NOTE,
+                         salience=1.0, scope=scope, valid_from_ms=now, tier=tier, sensitivity=req.sensitivity,
+                         ttl_ms=ttl_ms, origin=Origin.HUMAN)
+        receipt = "remember:" + (req.request_id or stable_id("r", scope, text, now))
+        return self.ingest(receipt, [cand], units=0, request_id=req.request_id)
+
+    # ---- recall ----------------------------------------------------------------------
+    def _refresh_global(self) -> None:
+        if self.global_engine is None:
+            return
+        snap = self.global_engine.snapshot(self._global_version)
+        if snap is not None:
+            self._global_version, mems, vecs = snap
+            self._global = MemoryTable(mems)
+            self._global_vectors = vecs
+
+    def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None:
+        """Servable memories and vectors, if anything changed since ``since_version``."""
+        if since_version == self.version:
+            return None
+        live = [m for m in self.table if m.servable]
+        return self.version, live, {m.id: self.vectors[m.id] for m in live if m.id in self.vectors}
+
+    def _memory(self, mid: str) -> Memory | None:
+        return self.table.get(mid) or self._global.get(mid)
+
+    def _vector(self, mid: str) -> np.ndarray | None:
+        v = self.vectors.get(mid)
+        return v if v is not None else self._global_vectors.get(mid)
+
+    def recall(self, req: RecallRequest, retrieval_id: str | None = None) -> RecallResult:
+        """Rank, gate, suppress and render the memory block for ``req.query``."""
+        query = req.query.strip()
+        if not query:
+            raise EmptyQuery("the query is empty")
+        if self.project is None or req.project != self.project:
+            raise InvalidInput(f"recall for {req.project!r} sent to the engine of {self.scope}")
+        t0 = self.clock.now_ms()
+        self._refresh_global()
+        r = self.settings.retrieval
+        qvec = self.index.embed([query])[0]
+        scopes = sorted(readable_scopes(self.project))
+        hits = dict(self.index.search(qvec, scopes, r.shortlist))
+        lex = self.table.lexical.search(query, r.shortlist)
+        lex.update({k: v for k, v in self._global.lexical.search(query, r.shortlist).items() if k not in lex})
+        pool: list[Shortlisted] = []
+        as_of = req.as_of_ms
+        candidates = set(hits) | set(lex)
+        if as_of is not None:
+            candidates |= {m.id for m in self.table if m.valid_from_ms <= as_of}
+        for mid in sorted(candidates):
+            m = self._memory(mid)
+            if m is None:
+                continue
+            cos = hits.get(mid)
+            if cos is None:
+                v = self._vector(mid)
+                if v is None and as_of is not None and not m.purged:
+                    v = self.index.embed([m.text])[0]
+                cos = float(np.dot(qvec, v)) if v is not None else 0.0
+            pool.append(Shortlisted(memory=m, cos=float(cos), lex=lex.get(mid, 0.0)))
+        always = [m for t in (self.table, self._global) for m in t if m.tier in (Tier.CORE, Tier.PINNED) and m.servable]
+
+        def rival_of(m: Memory) -> Memory | None:
+            for t in self.table.open_tensions_of(m.id):
+                other = self._memory(t.b_id if t.a_id == m.id else t.a_id)
+                if other is not None:
+                    return other
+            return None
+
+        def pair_cosine(a: str, b: str) -> float:
+            va, vb = self._vector(a), self._vector(b)
+            return float(np.dot(va, vb)) if va is not None and vb is not None else 0.0
+
+        now = self.clock.now_ms()
+        sel = select(query, pool, project=self.project, settings=self.settings, now_ms=now, step=self.step,
+                     k=req.k, budget_tokens=req.budget_tokens, for_model=req.for_model, as_of_ms=as_of,
+                     always_on=always, rival_of=rival_of, pair_cosine=pair_cosine)
+        rid = retrieval_id or stable_id("r", self.project, query, now, self.step)
+        if not req.passive and as_of is None and sel.memories:
+            self._credit_shadow(rid, [m.id for m in sel.memories if m.scope == self.scope])
+        return RecallResult(retrieval_id=rid, abstained=sel.abstained, context=sel.context, memories=sel.memories,
+                            conflicts=sel.conflicts, suppressed=sel.suppressed,
+                            latency_ms=float(self.clock.now_ms() - t0))
+
+    def _credit_shadow(self, retrieval_id: str, ids: Sequence[str]) -> None:
+        mems = []
+        for mid in ids:
+            m = self.table.get(mid)
+            if m is not None:
+                mems.append(credit(m, self.step, self.settings.dynamics, shadow=1.0))
+        if mems:
+            self._commit(Effects(memories=tuple(mems), receipt="recall:" + retrieval_id), {})
+
+    # ---- reading ---------------------------------------------------------------------
+    def get(self, memory_id: str) -> Memory:
+        m = self.table.get(memory_id)
+        if m is None:
+            raise NotFound(f"no memory {memory_id!r} in {self.scope}")
+        return m
+
+    def list(self, state: str | None = None, limit: int = 1000) -> list[Memory]:
+        if state is not None and state not in {s.value for s in TrustState}:
+            raise InvalidInput(f"unknown state {state!r}; one of {', '.join(s.value for s in TrustState)}")
+        rows = [m for m in self.table if state is None or m.state.value == state]
+        return sorted(rows, key=lambda m: (-m.recorded_at_ms, m.id))[:limit]
+
+    def detail(self, memory_id: str) -> MemoryDetail:
+        m = self.get(memory_id)
+        return MemoryDetail(memory=m, history=tuple(self.store.audit_for(memory_id)),
+                            versions=tuple(self.table.versions_of(m)))
+
+    def stats(self) -> Stats:
+        return Stats(project=self.project or GLOBAL_SCOPE,
+                     memories_by_state=dict(Counter(m.state.value for m in self.table)),
+                     memories_by_pool=dict(Counter(m.pool.value for m in self.table if m.servable)),
+                     open_tensions=len(self.table.tensions), step=self.step)
+
+    # ---- forgetting and verdicts -----------------------------------------------------------
+    def forget(self, req: ForgetRequest) -> ForgetResult:
+        """Retract (or purge) one memory by id, or every servable memory matching a text."""
+        if req.memory_id:
+            targets = [self.get(req.memory_id)]
+        elif req.match and req.match.strip():
+            needle = req.match.strip().casefold()
+            targets = [m for m in self.table if m.servable and needle in m.text.casefold()]
+            if not targets:
+                raise NotFound(f"no servable memory matches {req.match!r}")
+        else:
+            raise InvalidInput("forget needs a memory id or --match TEXT")
+        now = self.clock.now_ms()
+        total = Effects()
+        for m in targets:
+            fx = (purge if req.purge else retract)(m, actor=Origin.HUMAN, reason="forgotten on request",
+                                                   now_ms=now, request_id=req.request_id)
+            total = total + fx
+        receipt = "forget:" + (req.request_id or stable_id("f", *(m.id for m in targets), now, req.purge))
+        self._commit(total + Effects(receipt=receipt), {})
+        units = tuple(sorted({u for m in targets for u in m.source_unit_ids})) if req.purge else ()
+        return ForgetResult(retired=tuple(m.id for m in targets), purged=req.purge, purged_units=units)
+
+    def decide(self, tension_id: str, verdict: Verdict, decided_by: Origin, why: str, request_id: str = "") -> bool:
+        """Apply a verdict to an open tension (from the adjudicator, an agent or a human)."""
+        tension = self.table.tensions.get(tension_id)
+        if tension is None:
+            return False
+        fx = apply_verdict(tension, verdict, table=self.table, decided_by=decided_by, why=why,
+                           now_ms=self.clock.now_ms(), step=self.step, settings=self.settings, request_id=request_id)
+        return self._commit(fx + Effects(receipt=f"verdict:{tension_id}:{verdict.value}:{request_id}"), {})
+
+
+    # ---- jobs on memory.sqlite (adjudicate, review, recognize) -----------------------
+    def lease_adjudications(self, n: int, lease_ms: int = 60_000) -> list[tuple[int, str, Memory, Memory]]:
+        """Lease ``adjudicate`` jobs with the two memories of each tension."""
+        out = []
+        for job in self.store.lease_jobs(["adjudicate"], n, self.clock.now_ms(), lease_ms):
+            tid = json.loads(job.payload)["tension_id"]
+            t = self.table.tensions.get(tid)
+            a = self.table.get(t.a_id) if t else None
+            b = self.table.get(t.b_id) if t else None
+            if t is None or a is None or b is None:
+                self.store.complete_job(job.id, self.clock.now_ms())  # already decided
+                continue
+            out.append((job.id, tid, a, b))
+        return out
+
+    def complete_job(self, job_id: int) -> None:
+        self.store.complete_job(job_id, self.clock.now_ms())
+
+    def fail_job(self, job_id: int, error: str) -> None:
+        self.store.fail_job(job_id, error, self.clock.now_ms())
+
+    def job_counts(self) -> dict[str, dict[str, int]]:
+        return self.store.job_counts()
+
+
+def _slug(project: str) -> str:
+    """A file-system-safe, collision-free folder name for a project."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", project).strip("-.")[:40] or "project"
+    return f"{safe}-{hashlib.sha256(project.encode()).hexdigest()[:8]}"
+

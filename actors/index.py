@@ -1,0 +1,321 @@
+"""Cosine shortlists over memory vectors: one FAISS index per scope.
+
+A scope starts as an exact ``IndexIDMap2(IndexFlatIP)``. When it holds more than
+``approximate_above`` vectors it is rebuilt as ``IndexIDMap2(IndexHNSWFlat)`` (M 32,
+efSearch 64: recall 0.997 at 100k x 384, /work/shared/FACTS.md "FAISS").
+
+HNSW cannot remove vectors, so an approximate scope keeps stale entries: a removed id
+stays in the graph and a replaced id has its old vector there too. Search over-fetches,
+drops labels that are no longer live in the scope, and rescores the survivors against
+their current vector (``IndexIDMap2.reconstruct`` returns the newest vector added under a
+label), so scores are exact and nothing removed is ever returned. When stale entries pass
+``rebuild_stale_fraction`` of the scope's entries the scope is rebuilt from its live vectors.
+
+FAISS labels are int64 derived from the memory id string (blake2b, 8 bytes, top bit
+cleared); a two-way map turns them back. All vectors are L2-normalised, so inner
+product is cosine. Errors from ``faiss`` become ``IndexError_`` here.
+
+Not thread-safe: the index actor owns one instance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import faiss
+import numpy as np
+
+from engine.errors import IndexError_, InvalidInput
+
+__all__ = ["VectorIndex", "label_for"]
+
+_LABEL_MASK = 0x7FFF_FFFF_FFFF_FFFF  # non-negative int64; faiss uses -1 for "no result"
+
+
+def label_for(memory_id: str) -> int:
+    """The int64 FAISS label of a memory id: blake2b-64 with the sign bit cleared."""
+    digest = hashlib.blake2b(memory_id.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & _LABEL_MASK
+
+
+@contextmanager
+def _faiss_errors(what: str) -> Iterator[None]:
+    try:
+        yield
+    except (RuntimeError, AssertionError) as exc:  # C++ exceptions; shape asserts in faiss' Python layer
+        raise IndexError_(f"faiss failed to {what}: {exc}") from exc
+
+
+@dataclass
+class _Scope:
+    index: faiss.Index
+    approximate: bool
+    live: set[int] = field(default_factory=set)  # labels whose current vector is here
+
+    @property
+    def stale(self) -> int:
+        """Entries in the index that are removed or superseded (approximate scopes only)."""
+        return int(self.index.ntotal) - len(self.live)
+
+
+class VectorIndex:
+    """Per-scope cosine search over memory ids.
+
+    Args:
+        dim: vector width (384 for all-MiniLM-L6-v2).
+        approximate_above: a scope with more live vectors than this switches to HNSW.
+        rebuild_stale_fraction: an HNSW scope is rebuilt when stale entries pass this share.
+        hnsw_m, ef_search: HNSW graph degree and search breadth.
+    """
+
+    def __init__(
+        self,
+        dim: int = 384,
+        approximate_above: int = 50_000,
+        rebuild_stale_fraction: float = 0.2,
+        hnsw_m: int = 32,
+        ef_search: int = 64,
+    ) -> None:
+        if dim < 1 or approximate_above < 1 or not 0.0 < rebuild_stale_fraction < 1.0:
+            raise InvalidInput("dim and approximate_above must be >= 1, rebuild_stale_fraction in (0, 1)")
+        self.dim = dim
+        self.approximate_above = approximate_above
+        self.rebuild_stale_fraction = rebuild_stale_fraction
+        self.hnsw_m = hnsw_m
+        self.ef_search = ef_search
+        self._scopes: dict[str, _Scope] = {}
+        self._label_of: dict[str, int] = {}
+        self._id_of: dict[int, str] = {}
+        self._scope_of: dict[int, str] = {}
+        # One query at a time is faster single-threaded (FACTS.md "FAISS"); HNSW builds
+        # get the threads back. This is process-wide: the owning actor is the process.
+        self._build_threads = max(1, faiss.omp_get_max_threads())
+        faiss.omp_set_num_threads(1)
+
+    # -- writes ----------------------------------------------------------------
+
+    def upsert(self, scope: str, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Add or replace vectors under ``scope``; an id held by another scope moves here.
+
+        Within one call a repeated id keeps its last row.
+
+        Raises:
+            InvalidInput: shapes disagree, a vector is zero or not finite, an id is not a str.
+            IndexError_: two ids hash to one label, or faiss fails.
+        """
+        if not scope:
+            raise InvalidInput("scope must be a non-empty string")
+        rows = self._check_vectors(vectors, expected_rows=len(ids))
+        last_row = {self._check_id(memory_id): i for i, memory_id in enumerate(ids)}
+        if not last_row:
+            return
+        labels = np.asarray(self._claim_labels(list(last_row)), dtype=np.int64)
+        rows = rows[list(last_row.values())]
+        elsewhere: dict[str, list[int]] = {}
+        for label in labels.tolist():
+            held_by = self._scope_of.get(label)
+            if held_by is not None and held_by != scope:
+                elsewhere.setdefault(held_by, []).append(label)
+        for other, moved in elsewhere.items():
+            self._drop(other, moved)
+            self._maybe_rebuild(other)
+        target = self._scopes.get(scope)
+        if target is None:
+            target = self._scopes[scope] = _Scope(index=self._new_index(approximate=False), approximate=False)
+        if not target.approximate:
+            replaced = [label for label in labels.tolist() if label in target.live]
+            if replaced:
+                with _faiss_errors("remove replaced vectors"):
+                    target.index.remove_ids(np.asarray(replaced, dtype=np.int64))
+        with _faiss_errors("add vectors"):
+            target.index.add_with_ids(rows, labels)
+        for label in labels.tolist():
+            target.live.add(label)
+            self._scope_of[label] = scope
+        self._maybe_rebuild(scope)
+
+    def remove(self, ids: Iterable[str]) -> int:
+        """Remove ids from whichever scope holds them; unknown ids are ignored.
+
+        Returns:
+            how many ids were removed.
+        """
+        by_scope: dict[str, list[int]] = {}
+        for memory_id in ids:
+            label = self._label_of.get(memory_id)
+            if label is not None and label in self._scope_of:
+                by_scope.setdefault(self._scope_of[label], []).append(label)
+        for scope, labels in by_scope.items():
+            self._drop(scope, labels)
+            self._forget(labels)
+            self._maybe_rebuild(scope)
+        return sum(len(labels) for labels in by_scope.values())
+
+    def clear(self, scope: str) -> None:
+        """Drop every vector of ``scope``."""
+        dropped = self._scopes.pop(scope, None)
+        if dropped is not None:
+            for label in dropped.live:
+                self._scope_of.pop(label, None)
+            self._forget(dropped.live)
+
+    # -- reads -----------------------------------------------------------------
+
+    def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]:
+        """The ``k`` ids most similar to ``vector`` across ``scopes``, best first.
+
+        Scores are cosine similarities; ties break by id so results are deterministic.
+        Unknown scopes contribute nothing.
+
+        Raises:
+            InvalidInput: the query has the wrong width, is zero or not finite.
+            IndexError_: faiss fails.
+        """
+        query = self._check_vectors(np.asarray(vector).reshape(1, -1), expected_rows=1)
+        if k < 1:
+            return []
+        hits: list[tuple[str, float]] = []
+        for scope in dict.fromkeys(scopes):
+            held = self._scopes.get(scope)
+            if held is not None and held.live:
+                hits.extend(self._search_scope(held, query, k))
+        hits.sort(key=lambda hit: (-hit[1], hit[0]))
+        return hits[:k]
+
+    def vectors(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """Current (normalised) vectors of the ids that are indexed; others are left out."""
+        found: dict[str, np.ndarray] = {}
+        for memory_id in ids:
+            label = self._label_of.get(memory_id)
+            scope = self._scope_of.get(label) if label is not None else None
+            if label is None or scope is None:
+                continue
+            with _faiss_errors("reconstruct a vector"):
+                found[memory_id] = np.asarray(self._scopes[scope].index.reconstruct(label), dtype=np.float32)
+        return found
+
+    def size(self, scope: str | None = None) -> int:
+        """Live vectors in ``scope``, or in all scopes."""
+        if scope is None:
+            return len(self._scope_of)
+        held = self._scopes.get(scope)
+        return 0 if held is None else len(held.live)
+
+    def scope_of(self, memory_id: str) -> str | None:
+        """The scope that holds ``memory_id``, if any."""
+        label = self._label_of.get(memory_id)
+        return None if label is None else self._scope_of.get(label)
+
+    def is_approximate(self, scope: str) -> bool:
+        """Whether ``scope`` is currently served by HNSW rather than exact search."""
+        held = self._scopes.get(scope)
+        return held is not None and held.approximate
+
+    # -- internals -------------------------------------------------------------
+
+    def _search_scope(self, held: _Scope, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+        total = int(held.index.ntotal)
+        if not held.approximate:
+            with _faiss_errors("search"):
+                scores, labels = held.index.search(query, min(k, total))
+            return [
+                (self._id_of[label], float(score))
+                for score, label in zip(scores[0].tolist(), labels[0].tolist(), strict=True)
+                if label >= 0
+            ]
+        # Over-fetch until k live labels turn up: stale entries may crowd the top.
+        fetch = min(total, max(2 * k, k + held.stale))
+        while True:
+            with _faiss_errors("search"):
+                _, labels = held.index.search(query, fetch)
+            live = [label for label in dict.fromkeys(labels[0].tolist()) if label in held.live]
+            if len(live) >= k or fetch >= total:
+                break
+            fetch = min(total, fetch * 4)
+        if not live:
+            return []
+        with _faiss_errors("reconstruct candidates"):
+            current = held.index.reconstruct_batch(np.asarray(live, dtype=np.int64))
+        exact = current @ query[0]
+        return [(self._id_of[label], float(score)) for label, score in zip(live, exact.tolist(), strict=True)]
+
+    def _drop(self, scope: str, labels: list[int]) -> None:
+        held = self._scopes[scope]
+        if not held.approximate:
+            with _faiss_errors("remove vectors"):
+                held.index.remove_ids(np.asarray(labels, dtype=np.int64))
+        for label in labels:
+            held.live.discard(label)
+            self._scope_of.pop(label, None)
+        if not held.live:
+            del self._scopes[scope]
+
+    def _forget(self, labels: Iterable[int]) -> None:
+        for label in list(labels):
+            memory_id = self._id_of.pop(label, None)
+            if memory_id is not None:
+                self._label_of.pop(memory_id, None)
+
+    def _maybe_rebuild(self, scope: str) -> None:
+        held = self._scopes.get(scope)
+        if held is None:
+            return
+        too_big = not held.approximate and len(held.live) > self.approximate_above
+        too_stale = held.approximate and held.stale > self.rebuild_stale_fraction * held.index.ntotal
+        if not (too_big or too_stale):
+            return
+        labels = np.fromiter(held.live, dtype=np.int64, count=len(held.live))
+        with _faiss_errors("read vectors for a rebuild"):
+            rows = held.index.reconstruct_batch(labels)
+        approximate = len(labels) > self.approximate_above
+        rebuilt = self._new_index(approximate=approximate)
+        faiss.omp_set_num_threads(self._build_threads)
+        try:
+            with _faiss_errors("rebuild a scope"):
+                rebuilt.add_with_ids(np.ascontiguousarray(rows, dtype=np.float32), labels)
+        finally:
+            faiss.omp_set_num_threads(1)
+        self._scopes[scope] = _Scope(index=rebuilt, approximate=approximate, live=set(held.live))
+
+    def _new_index(self, approximate: bool) -> faiss.Index:
+        with _faiss_errors("create an index"):
+            if not approximate:
+                return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
+            hnsw = faiss.IndexHNSWFlat(self.dim, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efSearch = self.ef_search
+            return faiss.IndexIDMap2(hnsw)
+
+    def _claim_labels(self, memory_ids: list[str]) -> list[int]:
+        """Labels for the ids, registering new ones; checks every id before registering any."""
+        labels = [self._label_of.get(memory_id, label_for(memory_id)) for memory_id in memory_ids]
+        claimed: dict[int, str] = {}
+        for memory_id, label in zip(memory_ids, labels, strict=True):
+            holder = claimed.setdefault(label, self._id_of.get(label, memory_id))
+            if holder != memory_id:
+                raise IndexError_(f"memory ids {holder!r} and {memory_id!r} hash to the same label {label}")
+        for memory_id, label in zip(memory_ids, labels, strict=True):
+            self._label_of[memory_id] = label
+            self._id_of[label] = memory_id
+        return labels
+
+    @staticmethod
+    def _check_id(memory_id: object) -> str:
+        if not isinstance(memory_id, str) or not memory_id:
+            raise InvalidInput(f"memory id must be a non-empty str, got {memory_id!r}")
+        return memory_id
+
+    def _check_vectors(self, vectors: np.ndarray, expected_rows: int) -> np.ndarray:
+        rows = np.array(vectors, dtype=np.float32, copy=True, ndmin=2)
+        if rows.ndim != 2 or rows.shape != (expected_rows, self.dim):
+            raise InvalidInput(f"expected {expected_rows} x {self.dim} vectors, got shape {np.shape(vectors)}")
+        if not np.isfinite(rows).all():
+            raise InvalidInput("vectors must be finite")
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        if expected_rows and (norms <= 1e-12).any():
+            raise InvalidInput("cannot index a zero vector")
+        if expected_rows:
+            rows /= norms
+        return np.ascontiguousarray(rows)

@@ -1,0 +1,201 @@
+"""Builds the actor graph: on an embedded local Ray by default, on a cluster with an address.
+
+``ray.remote`` is applied here and nowhere else (as Ray's own ``util/queue.py`` does), so
+every actor's plain class can be built directly in unit tests. ``Runtime(use_ray=False)``
+builds the same graph from plain objects in one process.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+from actors.clock import Clock
+from actors.engine_actor import EngineService, _slug
+from actors.extraction_actor import ExtractionService
+from actors.index_actor import IndexService
+from actors.llm.factory import make_client
+from actors.log_actor import LogService
+from engine.errors import DynmemError, ServiceUnavailable
+from engine.models import Memory
+from engine.settings import Settings
+
+# Quiet, local-only Ray defaults (FACTS.md: usage stats off, no auth token file).
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+
+class Ref:
+    """Calls a plain object or a Ray actor handle the same way, unwrapping Ray's errors."""
+
+    def __init__(self, target: Any, remote: bool) -> None:
+        self.target = target
+        self.remote = remote
+
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return self.result(self.submit(method, *args, **kwargs))
+
+    def submit(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        if not self.remote:
+            try:
+                return ("value", getattr(self.target, method)(*args, **kwargs))
+            except Exception as exc:  # delivered by result(), like a Ray future
+                return ("error", exc)
+        return getattr(self.target, method).remote(*args, **kwargs)
+
+    @staticmethod
+    def result(pending: Any, timeout_s: float | None = None) -> Any:
+        if isinstance(pending, tuple) and pending and pending[0] in ("value", "error"):
+            if pending[0] == "error":
+                raise pending[1]
+            return pending[1]
+        import ray
+        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+
+        try:
+            return ray.get(pending, timeout=timeout_s)
+        except RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, DynmemError):
+                raise cause from None
+            raise
+        except RayActorError as exc:
+            raise ServiceUnavailable(f"an actor died: {exc}") from exc
+        except GetTimeoutError as exc:
+            raise ServiceUnavailable("an actor did not answer in time") from exc
+
+
+class RemoteIndex:
+    """The IndexPort of EngineService and ExtractionService, over a Ref to the IndexActor."""
+
+    def __init__(self, ref: Ref) -> None:
+        self.ref = ref
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.ref.call("embed", texts)  # type: ignore[no-any-return]
+
+    def upsert(self, scope: str, ids: list[str], vectors: np.ndarray) -> None:
+        self.ref.call("upsert", scope, ids, vectors)
+
+    def remove(self, ids: list[str]) -> None:
+        self.ref.call("remove", ids)
+
+    def search(self, vector: np.ndarray, scopes: list[str], k: int) -> list[tuple[str, float]]:
+        return self.ref.call("search", vector, scopes, k)  # type: ignore[no-any-return]
+
+
+class RemoteGlobal:
+    def __init__(self, ref: Ref) -> None:
+        self.ref = ref
+
+    def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None:
+        return self.ref.call("snapshot", since_version)  # type: ignore[no-any-return]
+
+
+def reachable(address: str, timeout_s: float = 2.0) -> bool:
+    """Whether a Ray address answers on TCP (FACTS.md: a dead address can hang ray.init)."""
+    if address in ("auto", "local"):
+        return True
+    parsed = urlparse(address if "://" in address else f"ray://{address}")
+    host, port = parsed.hostname, parsed.port
+    if not host or not port:
+        return False
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
+    """Join ``address`` (or ``RAY_ADDRESS``) if given, else start an embedded local Ray."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR"}
+    if address:
+        if not reachable(address):
+            raise ServiceUnavailable(f"no Ray cluster answers at {address}")
+        ray.init(address=address, **quiet)
+    else:
+        ray.init(num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **quiet)
+
+
+class Runtime:
+    """The actor graph of one data directory: one IndexActor, an extraction pool, an
+    adjudicator, a global engine, and a LogActor + EngineActor per project (created on use)."""
+
+    def __init__(self, data_dir: Path, settings: Settings, *, use_ray: bool = True, address: str | None = None,
+                 clock: Clock | None = None, client_factory: Callable[[], Any] | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.settings = settings
+        self.use_ray = use_ray
+        self.clock = clock or Clock()
+        self._client_factory = client_factory or (lambda: make_client(settings.model))
+        self._logs: dict[str, Ref] = {}
+        self._engines: dict[str, Ref] = {}
+        self._actors: list[Any] = []
+        if use_ray:
+            init_ray(address or settings.runtime.ray_address or None)
+        self.index = self._spawn(IndexService, settings.embedder.name, settings.embedder.batch_size)
+        self.extractors = [self._spawn(ExtractionService, self._client_factory(), None)
+                           for _ in range(max(1, settings.runtime.extraction_workers))]
+        from actors.adjudication_actor import AdjudicationService
+
+        self.adjudicator = self._spawn(AdjudicationService, self._client_factory())
+        self.global_engine = self._spawn(EngineService, None, self.data_dir, settings, self._index_port(), self.clock)
+
+    def _index_port(self) -> Any:
+        return RemoteIndex(self.index) if self.use_ray else self.index.target
+
+    def _spawn(self, cls: type, *args: Any) -> Ref:
+        if not self.use_ray:
+            return Ref(cls(*args), remote=False)
+        import ray
+
+        # I/O-bound actors ask for no CPU so that none waits for a slot on a 2-core machine.
+        handle = ray.remote(cls).options(num_cpus=0, max_concurrency=1).remote(*args)
+        self._actors.append(handle)
+        return Ref(handle, remote=True)
+
+    def project_dir(self, project: str) -> Path:
+        return self.data_dir / "projects" / _slug(project)
+
+    def log(self, project: str) -> Ref:
+        if project not in self._logs:
+            self._logs[project] = self._spawn(LogService, self.project_dir(project), self.clock)
+        return self._logs[project]
+
+    def engine(self, project: str) -> Ref:
+        if project not in self._engines:
+            glob = RemoteGlobal(self.global_engine) if self.use_ray else self.global_engine.target
+            self._engines[project] = self._spawn(EngineService, project, self.data_dir, self.settings,
+                                                 self._index_port(), self.clock, glob)
+        return self._engines[project]
+
+    def projects_on_disk(self) -> list[str]:
+        return sorted(self._engines)
+
+    def shutdown(self) -> None:
+        """Close every store and stop the actors (Ray itself is left to its owner)."""
+        for ref in [*self._engines.values(), *self._logs.values(), self.global_engine]:
+            try:
+                ref.call("close")
+            except Exception:  # best effort at shutdown; the stores are WAL and durable
+                pass
+        if self.use_ray:
+            import ray
+
+            for handle in self._actors:
+                ray.kill(handle)
+        self._actors.clear()
+        self._engines.clear()
+        self._logs.clear()

@@ -1,0 +1,372 @@
+"""Text handling shared by the rules client: cleaning, segmentation, vocabulary.
+
+Statement filters drop questions, hypotheticals, open plans and assistant hedges.
+Cleaning removes what must never become a memory (injected ``<dynmem-memory>`` blocks,
+code fences, stack traces, tool output, talk about the memory tools); segmentation cuts
+the rest into sentences without breaking ``e.g.``, ``3.12``, ``app.py`` or URLs, then
+into clauses. The technology table maps a name to its display form and to the belief
+key it answers (``pnpm`` -> ``package manager``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.keys import normalize_text
+
+_MEMORY_BLOCK = re.compile(r"<dynmem-memory\b.*?(?:</dynmem-memory>|\Z)", re.S | re.I)
+_FENCE = re.compile(r"(```|~~~).*?(?:\1|\Z)", re.S)
+MEMORY_TALK = re.compile(
+    r"memory_(?:search|why|forget|remember)|log_(?:search|timeline|window)|dynmem", re.I
+)
+_NOISE_LINE = re.compile(
+    r"""^\s*(?:
+        traceback\b | file\ ".*",\ line | at\ [\w.$<>]+\ ?\( | [\w.]*(?:error|exception):\s
+      | npm\ err! | error\[ | warning: | \$\ | >>>\ | >\ ? | \+\+\+ | --- | @@ | \|
+      | \[?\d{4}-\d\d-\d\d[t\ ]\d | (?:debug|info|warn|warning|error|fatal)\b[:\]]
+      | \[(?:debug|info|warn|error)\]
+    )""",
+    re.I | re.X,
+)
+_ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|approx|incl|resp|esp|a\.k\.a)\.", re.I)
+_BACKTICK = re.compile(r"`[^`\n]+`")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE_SPLIT = re.compile(
+    r"\s*;\s*|\s+(?:--|—|–)\s+"
+    r"|,\s+and\s+|,?\s+(?:and|but)\s+(?=(?:also\s+|then\s+|now\s+)?(?:the|we|we're|we've|our|i|i've|i'm|"
+    r"from now on|let's|use|it's|they|you)\b)"
+    r"|,\s+(?=(?:but\s+)?(?:now|we|we're|our|the)\s+\w+(?:\s+\w+)?\s+(?:is|are|now|lives?|runs?|listens?|uses?|use)\b)",
+    re.I,
+)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+def strip_memory_blocks(text: str) -> str:
+    """Remove injected memory blocks, including an unterminated trailing one."""
+    return _MEMORY_BLOCK.sub(" ", text)
+
+
+def clean(text: str) -> str:
+    """Drop memory blocks, code fences and lines that look like code, traces or tool output."""
+    text = _FENCE.sub("\n", strip_memory_blocks(text))
+    kept: list[str] = []
+    for line in text.splitlines():
+        if not line.strip() or _NOISE_LINE.match(line):
+            continue
+        if line.startswith(("    ", "\t")):  # indented code
+            continue
+        letters = sum(ch.isalpha() for ch in line)
+        if letters < 0.45 * len(line.strip()):
+            continue
+        kept.append(_BULLET.sub("", line).strip())
+    return "\n".join(kept)
+
+
+def sentences(text: str) -> list[str]:
+    """Split cleaned text into sentences, keeping abbreviations, versions and paths whole."""
+    spans: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        spans.append(match.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    protected = _BACKTICK.sub(hide, clean(text))
+    protected = _ABBREVIATIONS.sub(lambda m: m.group(1).replace(".", "\x01") + "\x01", protected)
+    out: list[str] = []
+    for part in _SENTENCE_END.split(protected):
+        part = re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], part)
+        part = part.replace("\x01", ".").strip()
+        if part:
+            out.append(part)
+    return out
+
+
+def clauses(sentence: str) -> list[str]:
+    """Split a sentence on ``;`` and on ``, and``/``but`` before a new subject."""
+    spans: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        spans.append(match.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    protected = _BACKTICK.sub(hide, sentence)
+    parts = _CLAUSE_SPLIT.split(protected)
+    out = [re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], p).strip() for p in parts]
+    return [p for p in out if p]
+
+
+# name -> (display, category, aliases). Categories are the canonical belief keys.
+_TECH_TABLE: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "npm": ("npm", "package manager", ()),
+    "pnpm": ("pnpm", "package manager", ()),
+    "yarn": ("Yarn", "package manager", ()),
+    "bun": ("Bun", "package manager", ("bun.js",)),
+    "pip": ("pip", "package manager", ()),
+    "poetry": ("Poetry", "package manager", ()),
+    "uv": ("uv", "package manager", ()),
+    "pipenv": ("Pipenv", "package manager", ()),
+    "conda": ("conda", "package manager", ("mamba",)),
+    "postgres": ("Postgres", "database", ("postgresql", "psql")),
+    "mysql": ("MySQL", "database", ()),
+    "mariadb": ("MariaDB", "database", ()),
+    "sqlite": ("SQLite", "database", ("sqlite3",)),
+    "mongodb": ("MongoDB", "database", ("mongo",)),
+    "dynamodb": ("DynamoDB", "database", ("dynamo",)),
+    "cassandra": ("Cassandra", "database", ()),
+    "cockroachdb": ("CockroachDB", "database", ()),
+    "supabase": ("Supabase", "database", ()),
+    "firestore": ("Firestore", "database", ()),
+    "redis": ("Redis", "cache", ()),
+    "memcached": ("Memcached", "cache", ()),
+    "valkey": ("Valkey", "cache", ()),
+    "kafka": ("Kafka", "message queue", ()),
+    "rabbitmq": ("RabbitMQ", "message queue", ()),
+    "sqs": ("SQS", "message queue", ()),
+    "nats": ("NATS", "message queue", ()),
+    "pytest": ("pytest", "test framework", ()),
+    "jest": ("Jest", "test framework", ()),
+    "vitest": ("Vitest", "test framework", ()),
+    "mocha": ("Mocha", "test framework", ()),
+    "unittest": ("unittest", "test framework", ()),
+    "cypress": ("Cypress", "test framework", ()),
+    "playwright": ("Playwright", "test framework", ()),
+    "ruff": ("ruff", "linter", ()),
+    "eslint": ("ESLint", "linter", ()),
+    "flake8": ("flake8", "linter", ()),
+    "pylint": ("pylint", "linter", ()),
+    "biome": ("Biome", "linter", ()),
+    "golangci-lint": ("golangci-lint", "linter", ()),
+    "rubocop": ("RuboCop", "linter", ()),
+    "black": ("black", "formatter", ()),
+    "prettier": ("Prettier", "formatter", ()),
+    "gofmt": ("gofmt", "formatter", ()),
+    "rustfmt": ("rustfmt", "formatter", ()),
+    "yapf": ("yapf", "formatter", ()),
+    "mypy": ("mypy", "type checker", ()),
+    "pyright": ("pyright", "type checker", ()),
+    "github actions": ("GitHub Actions", "ci provider", ("gh actions",)),
+    "gitlab ci": ("GitLab CI", "ci provider", ()),
+    "circleci": ("CircleCI", "ci provider", ()),
+    "jenkins": ("Jenkins", "ci provider", ()),
+    "travis ci": ("Travis CI", "ci provider", ("travis",)),
+    "buildkite": ("Buildkite", "ci provider", ()),
+    "vercel": ("Vercel", "deploy target", ()),
+    "netlify": ("Netlify", "deploy target", ()),
+    "heroku": ("Heroku", "deploy target", ()),
+    "fly.io": ("Fly.io", "deploy target", ()),
+    "aws": ("AWS", "deploy target", ()),
+    "gcp": ("GCP", "deploy target", ("google cloud",)),
+    "azure": ("Azure", "deploy target", ()),
+    "cloudflare": ("Cloudflare", "deploy target", ("cloudflare workers",)),
+    "kubernetes": ("Kubernetes", "deploy target", ("k8s",)),
+    "ecs": ("ECS", "deploy target", ()),
+    "cloud run": ("Cloud Run", "deploy target", ()),
+    "react": ("React", "frontend framework", ()),
+    "vue": ("Vue", "frontend framework", ("vue.js",)),
+    "svelte": ("Svelte", "frontend framework", ("sveltekit",)),
+    "angular": ("Angular", "frontend framework", ()),
+    "next.js": ("Next.js", "frontend framework", ("nextjs",)),
+    "nuxt": ("Nuxt", "frontend framework", ()),
+    "astro": ("Astro", "frontend framework", ()),
+    "django": ("Django", "backend framework", ()),
+    "flask": ("Flask", "backend framework", ()),
+    "fastapi": ("FastAPI", "backend framework", ()),
+    "express": ("Express", "backend framework", ("express.js",)),
+    "rails": ("Rails", "backend framework", ("ruby on rails",)),
+    "nestjs": ("NestJS", "backend framework", ()),
+    "spring boot": ("Spring Boot", "backend framework", ()),
+    "laravel": ("Laravel", "backend framework", ()),
+    "webpack": ("webpack", "bundler", ()),
+    "vite": ("Vite", "bundler", ()),
+    "esbuild": ("esbuild", "bundler", ()),
+    "rollup": ("Rollup", "bundler", ()),
+    "parcel": ("Parcel", "bundler", ()),
+    "sqlalchemy": ("SQLAlchemy", "orm", ()),
+    "prisma": ("Prisma", "orm", ()),
+    "typeorm": ("TypeORM", "orm", ()),
+    "drizzle": ("Drizzle", "orm", ()),
+    "sequelize": ("Sequelize", "orm", ()),
+    "docker": ("Docker", "container runtime", ()),
+    "podman": ("Podman", "container runtime", ()),
+    "axios": ("axios", "http client", ()),
+    "httpx": ("httpx", "http client", ()),
+    "redux": ("Redux", "state management", ()),
+    "zustand": ("Zustand", "state management", ()),
+    "mobx": ("MobX", "state management", ()),
+    "tailwind": ("Tailwind", "css framework", ("tailwindcss",)),
+    "bazel": ("Bazel", "build tool", ()),
+    "gradle": ("Gradle", "build tool", ()),
+    "maven": ("Maven", "build tool", ()),
+    "cmake": ("CMake", "build tool", ()),
+    "nx": ("Nx", "monorepo tool", ()),
+    "turborepo": ("Turborepo", "monorepo tool", ()),
+    "lerna": ("Lerna", "monorepo tool", ()),
+    "s3": ("S3", "object storage", ()),
+    "gcs": ("GCS", "object storage", ()),
+    "minio": ("MinIO", "object storage", ()),
+    "elasticsearch": ("Elasticsearch", "search engine", ()),
+    "opensearch": ("OpenSearch", "search engine", ()),
+    "meilisearch": ("Meilisearch", "search engine", ()),
+    "algolia": ("Algolia", "search engine", ()),
+    "auth0": ("Auth0", "auth provider", ()),
+    "clerk": ("Clerk", "auth provider", ()),
+    "keycloak": ("Keycloak", "auth provider", ()),
+    "okta": ("Okta", "auth provider", ()),
+    "cognito": ("Cognito", "auth provider", ()),
+    "sentry": ("Sentry", "monitoring", ()),
+    "datadog": ("Datadog", "monitoring", ()),
+    "terraform": ("Terraform", "infrastructure tool", ()),
+    "pulumi": ("Pulumi", "infrastructure tool", ()),
+    "graphql": ("GraphQL", "api style", ()),
+    "grpc": ("gRPC", "api style", ()),
+}
+
+_ALIAS_TO_NAME: dict[str, str] = {}
+for _name, (_display, _category, _aliases) in _TECH_TABLE.items():
+    for _alias in (_name, *_aliases):
+        _ALIAS_TO_NAME[_alias] = _name
+TECH_PATTERN = re.compile(
+    r"(?<![\w.-])("
+    + "|".join(re.escape(a) for a in sorted(_ALIAS_TO_NAME, key=len, reverse=True))
+    + r")(?![\w-]|\.\w)",
+    re.I,
+)
+TECH_NAMES = frozenset(_TECH_TABLE)
+CATEGORIES = frozenset(c for _, c, _ in _TECH_TABLE.values())
+
+
+def tech_name(alias: str) -> str:
+    """Canonical technology name for an alias (``PostgreSQL`` -> ``postgres``)."""
+    return _ALIAS_TO_NAME.get(normalize_text(alias), normalize_text(alias))
+
+
+def tech_display(name: str) -> str:
+    return _TECH_TABLE[name][0] if name in _TECH_TABLE else name
+
+
+def tech_category(name: str) -> str:
+    return _TECH_TABLE[name][1] if name in _TECH_TABLE else ""
+
+
+STOPWORDS = frozenset(
+    """a an the and or but if of to in on at for from by with without into onto over under
+    is are was were be been being am do does did done doing has have had having it its it's
+    this that these those there here we our ours us i me my you your yours they them their
+    he she his her as so than then now just also too very not no yes can could should would
+    will shall may might must let lets let's use uses used using all any some each every which
+    what who whom whose when where why how about again more most less new old only same other
+    such own up down out off per via vs etc project projects please ok okay""".split()
+)
+_TOKEN = re.compile(r"[\w][\w./:@+-]*[\w]|[\w]")
+
+
+def tokens(text: str) -> list[str]:
+    """Identifier-aware tokens: keeps ``app.py``, ``3.12``, ``localhost:5000``, ``snake_case``."""
+    return _TOKEN.findall(normalize_text(text.replace("`", " ")))
+
+
+def content_tokens(text: str) -> list[str]:
+    return [t for t in tokens(text) if t not in STOPWORDS]
+
+
+def is_value_token(token: str) -> bool:
+    """A token that carries a value: a number, version, path, URL, flag or a known technology."""
+    return (
+        any(ch.isdigit() for ch in token)
+        or any(ch in token for ch in "./:@_")
+        or token in TECH_NAMES
+        or token in _ALIAS_TO_NAME
+    )
+
+
+# ---------------------------------------------------------------- statement filters
+
+_FILLER = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|also|and|btw|fyi|by the way|actually|oh|alright|anyway)\b[\s,:!.-]*"
+    r"|(?:yes|yeah|yep|no|nope|right|great|cool|perfect|nice|thanks|thank you|well|update|"
+    r"quick update|important|note|done|all done|good news|heads up|just so you know|"
+    r"correction|sorry)\s*(?:[,:!.]+\s*|\s+-\s+|$))+",
+    re.I,
+)
+_REMEMBER = re.compile(
+    r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|do not forget|be aware|"
+    r"make a note|for the record)(?:\s+that)?\b[\s,:]*",
+    re.I,
+)
+_FROM_NOW_ON = re.compile(
+    r"[\s,]*\b(?:from now on|going forward|moving forward|henceforth|from here on(?: out)?|"
+    r"starting (?:today|now)|as of (?:today|now))\b[\s,]*",
+    re.I,
+)
+_QUESTION_START = re.compile(
+    r"^(?:what|which|how|why|where|who|whom|whose|should|could|would|can|do|does|did|is|are|"
+    r"was|were|will|shall|have|has|any idea|any chance|wanna|want to)\b",
+    re.I,
+)
+_HYPOTHETICAL = re.compile(
+    r"^(?:if|what if|suppose|supposing|assuming|imagine|in case|unless|maybe|perhaps|"
+    r"hypothetically|i wonder|not sure|i'm not sure|i am not sure|do you think|once|when we|"
+    r"i think|i guess|i feel like)\b"
+    r"|(?<!due )(?<!by )\bnext (?:week|month|sprint|quarter|year)\b"
+    r"|\b(?:i think|i guess|i believe|i suppose|would|could|might|maybe|perhaps|probably|possibly|considering|thinking (?:about|of)|"
+    r"planning (?:to|on)|plan to|wondering|used to|hopefully|someday|eventually|not sure|"
+    r"in theory|if we|if you|unless|whether)\b",
+    re.I,
+)
+_FUTURE = re.compile(r"\b(?:will|won't|shall|going to|gonna|we'll|i'll|should|want to|wanna)\b", re.I)
+_COMMITMENT = re.compile(r"\b(?:always|never|let's|lets|decided|must)\b", re.I)
+_ASSISTANT_SKIP = re.compile(
+    r"^(?:i will|i'll|i am going to|i'm going to|let me|let's|next|now i'll|i can|i could|"
+    r"you can|you could|you might|you may|you should|should i|would you|do you|shall i|"
+    r"want me|it seems|it looks|looks like|i believe|i suggest|i recommend|consider|"
+    r"we could|we can|to do this|here's|here is|first|then|finally|this will|that will|"
+    r"i've added a test|sure|of course|great question)\b",
+    re.I,
+)
+_ASSISTANT_ECHO = re.compile(
+    r"\b(?:you asked|you want|you wanted|you mentioned|you said|as requested|as you requested|"
+    r"error|failed|failing|traceback)\b",
+    re.I,
+)
+CHANGE = re.compile(
+    r"\b(?:now|change|switch|move|rename|upgrade|bump|migrate|migrated|switched|changed|updated|moved|renamed|set|configured|replaced|migrated|removed|"
+    r"dropped|bumped|upgraded|downgraded|pinned|converted)\b",
+    re.I,
+)
+DECISION = re.compile(
+    r"\b(?:decided|decide|let's|lets|go(?:ing)? with|went with|switch\w*|mov(?:e|ed|ing)|"
+    r"migrat\w*|instead of|rather than|replac\w*|chose|choose|chosen|picked|settled on|agreed|"
+    r"adopt\w*|in favou?r of|renam\w*|chang\w*|upgrad\w*|downgrad\w*|bump\w*|now)\b",
+    re.I,
+)
+
+
+def strip_fillers(text: str) -> tuple[str, bool, bool]:
+    """Remove leading fillers and change markers; return (text, changed, remember)."""
+    remember = changed = False
+    for _ in range(4):
+        before = text
+        text = _FILLER.sub("", text).strip()
+        if _REMEMBER.match(text):
+            remember = True
+            text = _REMEMBER.sub("", text, count=1).strip()
+        if text == before:
+            break
+    if _FROM_NOW_ON.search(text):
+        changed = True
+        text = _FROM_NOW_ON.sub(" ", text).strip(" ,")
+    text = re.sub(r"^please\s+", "", text, flags=re.I).strip()
+    return text.rstrip(" .!"), changed, remember
+
+
+def is_statement(text: str, changed: bool) -> bool:
+    """True for a declarative sentence: not a question, hypothetical, or open plan."""
+    if text.rstrip().endswith("?") or _QUESTION_START.match(text):
+        return False
+    if _HYPOTHETICAL.search(text):
+        return False
+    return not (_FUTURE.search(text) and not changed and not _COMMITMENT.search(text))
+
+
+def assistant_ok(text: str) -> bool:
+    return not (_ASSISTANT_SKIP.match(text) or _ASSISTANT_ECHO.search(text))

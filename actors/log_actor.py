@@ -1,0 +1,49 @@
+"""LogActor: one per project, the single writer of that project's ``log.sqlite``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from actors.clock import Clock
+from actors.store.log_store import LogStore
+from engine.models import Job, TurnIn, Unit
+
+
+class LogService:
+    """Appends redacted units with their extract jobs (outbox) and serves read-only log views."""
+
+    def __init__(self, folder: Path, clock: Clock | None = None) -> None:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        self.store = LogStore(Path(folder) / "log.sqlite")
+        self.clock = clock or Clock()
+
+    def ping(self) -> int:
+        return self.store.unit_count()
+
+    def append(self, turns: Sequence[TurnIn]) -> list[tuple[Unit, bool]]:
+        return self.store.append(list(turns), self.clock.now_ms())
+
+    def units(self, ids: Sequence[str]) -> list[Unit]:
+        return self.store.units(list(ids))
+
+    def lease(self, kinds: Sequence[str], n: int, lease_ms: int = 60_000) -> list[Job]:
+        return self.store.lease_jobs(list(kinds), n, self.clock.now_ms(), lease_ms)
+
+    def complete(self, job_id: int) -> None:
+        self.store.complete_job(job_id, self.clock.now_ms())
+
+    def fail(self, job_id: int, error: str) -> None:
+        self.store.fail_job(job_id, error, self.clock.now_ms())
+
+    def job_counts(self) -> dict[str, dict[str, int]]:
+        return self.store.job_counts()
+
+    def search(self, query: str, limit: int = 10, before_turn: int | None = None) -> list[object]:
+        return list(self.store.search(query, limit=limit, before_turn=before_turn))
+
+    def purge_units(self, ids: Sequence[str]) -> int:
+        return self.store.purge_units(list(ids), self.clock.now_ms())
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,171 @@
+"""Pipeline: the public API over the actor graph (used by the CLI, the bridge and eval/).
+
+It moves work along the graph: units leased from a LogActor go to the extraction pool in
+batches, their candidates are embedded in one IndexActor call and ingested by the
+project's EngineActor in turn order; tensions are then judged by the AdjudicationActor.
+``drain`` returns only when no job of the project is pending or running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from actors.launch import Ref, Runtime
+from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
+from engine.errors import DynmemError
+from engine.models import Memory, Origin, TurnIn, Unit
+from engine.scopes import project_scope
+
+
+class ObserveAck(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    unit_id: str
+    project: str
+    turn: int
+    created: bool
+
+
+class DrainReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    jobs_done: int
+    jobs_failed: int
+    dead: int
+    adjudicated: int
+    outcomes: dict[str, int]
+
+
+class Pipeline:
+    """observe -> log -> extract -> embed -> ingest -> adjudicate, and the read/forget paths."""
+
+    def __init__(self, runtime: Runtime, batch_jobs: int = 32) -> None:
+        self.rt = runtime
+        self.batch_jobs = batch_jobs
+        self._rr = 0
+
+    # ---- write path ------------------------------------------------------------------
+    def observe(self, turns: Sequence[TurnIn]) -> list[ObserveAck]:
+        """Append turns to their projects' logs (durable before this returns)."""
+        acks: list[ObserveAck] = []
+        by_project: dict[str, list[TurnIn]] = {}
+        for t in turns:
+            project_scope(t.project)  # validates the name
+            by_project.setdefault(t.project, []).append(t)
+        for project, batch in by_project.items():
+            for unit, created in self.rt.log(project).call("append", batch):
+                acks.append(ObserveAck(unit_id=unit.id, project=project, turn=unit.turn, created=created))
+        return acks
+
+    def pump(self, project: str, outcomes: dict[str, int] | None = None) -> tuple[int, int]:
+        """Process one batch of extract jobs; returns (done, failed)."""
+        log = self.rt.log(project)
+        engine = self.rt.engine(project)
+        jobs = log.call("lease", ["extract"], self.batch_jobs)
+        if not jobs:
+            return 0, 0
+        scope = project_scope(project)
+        import json
+
+        work: list[tuple[Any, list[Unit], Any]] = []
+        for job in jobs:
+            ids = json.loads(job.payload)["unit_ids"]
+            units = log.call("units", ids)
+            ex = self.rt.extractors[self._rr % len(self.rt.extractors)]
+            self._rr += 1
+            work.append((job, units, ex.submit("extract", units, scope)))
+        done = failed = 0
+        extracted: list[tuple[Any, list[Unit], Any]] = []
+        for job, units, fut in work:
+            try:
+                extracted.append((job, units, Ref.result(fut)))
+            except Exception as exc:  # a failed extraction is retried later, never dropped
+                log.call("fail", job.id, f"extract: {exc}")
+                failed += 1
+        texts = [c.text for _, _, ex in extracted for c in ex.candidates]
+        vectors = self.rt.index.call("embed", texts) if texts else None
+        offset = 0
+        for job, units, ex in sorted(extracted, key=lambda w: min((u.turn for u in w[1]), default=0)):
+            n = len(ex.candidates)
+            vecs = vectors[offset:offset + n] if vectors is not None and n else None
+            offset += n
+            try:
+                report: IngestReport = engine.call("ingest", job.key, list(ex.candidates), vecs, len(units))
+                log.call("complete", job.id)
+                done += 1
+                if outcomes is not None:
+                    for k, v in report.outcomes.items():
+                        outcomes[k] = outcomes.get(k, 0) + v
+            except DynmemError as exc:
+                log.call("fail", job.id, f"ingest: {exc}")
+                failed += 1
+        return done, failed
+
+    def adjudicate(self, project: str, n: int = 32) -> int:
+        """Judge leased tensions of a project with the model client and apply the verdicts."""
+        engine = self.rt.engine(project)
+        decided = 0
+        for job_id, tension_id, a, b in engine.call("lease_adjudications", n):
+            try:
+                j = self.rt.adjudicator.call("judge", a, b)
+                by = Origin.RULES if j.decided_by == "rules" else Origin.JUDGE
+                engine.call("decide", tension_id, j.verdict, by, f"{j.decided_by}: {j.reason}")
+                engine.call("complete_job", job_id)
+                decided += 1
+            except DynmemError as exc:
+                engine.call("fail_job", job_id, str(exc))
+        return decided
+
+    def pending(self, project: str) -> int:
+        counts = self.rt.log(project).call("job_counts")
+        ecounts = self.rt.engine(project).call("job_counts")
+        live = 0
+        for c in (counts, ecounts):
+            for kind in c.values():
+                live += kind.get("pending", 0) + kind.get("running", 0)
+        return live
+
+    def drain(self, project: str, progress: Callable[[int], None] | None = None, max_rounds: int = 100_000) -> DrainReport:
+        """Run every pending job of ``project`` to completion (or to its visible dead state)."""
+        import time
+
+        done = failed = adjudicated = 0
+        outcomes: dict[str, int] = {}
+        for _ in range(max_rounds):
+            d, f = self.pump(project, outcomes)
+            a = self.adjudicate(project)
+            done, failed, adjudicated = done + d, failed + f, adjudicated + a
+            if progress and d:
+                progress(d)
+            if d == 0 and f == 0 and a == 0:
+                if self.pending(project) == 0:
+                    break
+                time.sleep(0.05)  # a retry is backing off
+        dead = sum(k.get("dead", 0) for k in self.rt.log(project).call("job_counts").values())
+        return DrainReport(jobs_done=done, jobs_failed=failed, dead=dead, adjudicated=adjudicated, outcomes=outcomes)
+
+    # ---- read path ---------------------------------------------------------------------
+    def recall(self, req: RecallRequest) -> RecallResult:
+        return self.rt.engine(req.project).call("recall", req)  # type: ignore[no-any-return]
+
+    def remember(self, req: RememberRequest) -> IngestReport:
+        if req.scope == "global":
+            return self.rt.global_engine.call("remember", req)  # type: ignore[no-any-return]
+        return self.rt.engine(req.project).call("remember", req)  # type: ignore[no-any-return]
+
+    def forget(self, req: ForgetRequest) -> ForgetResult:
+        """Retract (or purge) memories; a purge also erases the source turns from the log."""
+        res: ForgetResult = self.rt.engine(req.project).call("forget", req)
+        if req.purge and res.purged_units:
+            self.rt.log(req.project).call("purge_units", list(res.purged_units))
+        return res
+
+    def memories(self, project: str, state: str | None = None) -> list[Memory]:
+        return self.rt.engine(project).call("list", state)  # type: ignore[no-any-return]
+
+    def detail(self, project: str, memory_id: str) -> MemoryDetail:
+        return self.rt.engine(project).call("detail", memory_id)  # type: ignore[no-any-return]
+
+    def stats(self, project: str) -> Stats:
+        return self.rt.engine(project).call("stats")  # type: ignore[no-any-return]

@@ -1,0 +1,138 @@
+"""Replay of history files and the bundled demo (``dynmem replay``, ``dynmem demo``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from actors.pipeline import Pipeline
+from actors.wire import RecallRequest
+from engine.errors import InvalidInput, MalformedHistory
+from engine.history import Problem, parse_history
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+DEMO_HISTORY = EXAMPLES / "shop-api-history.jsonl"
+DEMO_QUESTIONS = EXAMPLES / "shop-api-questions.json"
+
+
+class ReplayReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    file: str
+    turns: int
+    new_turns: int
+    already_logged: int
+    problems: list[Problem]
+    projects: dict[str, dict[str, int]]
+    outcomes: dict[str, int]
+    dead_jobs: int
+    seconds: float
+
+    def summary(self) -> str:
+        lines = [f"replayed {self.turns} turns from {self.file} in {self.seconds:.1f} s "
+                 f"({self.new_turns} new, {self.already_logged} already logged)"]
+        for project, states in sorted(self.projects.items()):
+            lines.append(f"  {project}: " + ", ".join(f"{n} {s}" for s, n in sorted(states.items())))
+        if self.outcomes:
+            lines.append("  candidates: " + ", ".join(f"{n} {k}" for k, n in sorted(self.outcomes.items())))
+        for p in self.problems:
+            lines.append(f"  skipped line {p.line}: {p.message}")
+        if self.dead_jobs:
+            lines.append(f"  {self.dead_jobs} job(s) dead after retries: see `dynmem jobs list`")
+        return "\n".join(lines)
+
+
+def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: bool = False,
+                progress: bool = False) -> ReplayReport:
+    """Run every turn of ``path`` through the whole pipeline and wait until all work is drained."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise InvalidInput(f"history file not found: {path}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read history file {path}: {exc}") from exc
+    turns, problems = parse_history(text.splitlines(), default_project=project, strict=strict)
+    if not turns:
+        raise MalformedHistory(f"{path}: no valid turn" + (f" ({len(problems)} malformed lines)" if problems else ""))
+    # Turns without a timestamp keep their line order (one millisecond apart).
+    base = int(time.time() * 1000) - len(turns)
+    turns = [t if t.ts_ms is not None else t.model_copy(update={"ts_ms": base + i}) for i, t in enumerate(turns)]
+    t0 = time.perf_counter()
+    acks = []
+    for i in range(0, len(turns), 256):
+        acks.extend(pipe.observe(turns[i:i + 256]))
+    new = sum(1 for a in acks if a.created)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=new, unit="turn", desc="replay")
+    outcomes: Counter[str] = Counter()
+    dead = 0
+    projects = sorted({a.project for a in acks})
+    for p in projects:
+        rep = pipe.drain(p, progress=bar.update if bar else None)
+        outcomes.update(rep.outcomes)
+        dead += rep.dead
+    if bar:
+        bar.close()
+    states = {p: pipe.stats(p).memories_by_state for p in projects}
+    return ReplayReport(file=str(path), turns=len(turns), new_turns=new, already_logged=len(acks) - new,
+                        problems=problems, projects=states, outcomes=dict(outcomes), dead_jobs=dead,
+                        seconds=round(time.perf_counter() - t0, 3))
+
+
+class DemoAnswer(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    question: str
+    context: str
+    abstained: bool
+    expect: list[str]
+    stale: list[str]
+    found: list[str]
+    stale_found: list[str]
+    correct: bool
+
+
+class DemoReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    replay: ReplayReport
+    answers: list[DemoAnswer]
+
+    @property
+    def all_correct(self) -> bool:
+        return all(a.correct for a in self.answers)
+
+    def render(self) -> str:
+        out = [self.replay.summary(), ""]
+        for a in self.answers:
+            mark = "ok " if a.correct else "MISS"
+            out.append(f"[{mark}] Q: {a.question}")
+            if a.abstained and not a.context:
+                out.append("       (memory abstains: nothing relevant)")
+            for line in a.context.splitlines()[2:-1]:
+                out.append("       " + line)
+            if a.stale_found:
+                out.append(f"       stale value served: {', '.join(a.stale_found)}")
+            out.append("")
+        ok = sum(a.correct for a in self.answers)
+        out.append(f"{ok}/{len(self.answers)} questions answered with current values and no stale ones")
+        return "\n".join(out)
+
+
+def run_demo(pipe: Pipeline, progress: bool = False) -> DemoReport:
+    """Replay the bundled shop-api history, then ask the bundled questions (passive recall)."""
+    rep = replay_file(pipe, DEMO_HISTORY, progress=progress)
+    answers = []
+    for q in json.loads(DEMO_QUESTIONS.read_text(encoding="utf-8")):
+        res = pipe.recall(RecallRequest(project="shop-api", query=q["question"], passive=True))
+        low = res.context.lower()
+        found = [e for e in q["expect"] if e.lower() in low]
+        stale = [s for s in q["stale"] if s.lower() in low]
+        correct = len(found) == len(q["expect"]) and not stale and (bool(q["expect"]) or res.abstained)
+        answers.append(DemoAnswer(question=q["question"], context=res.context, abstained=res.abstained,
+                                  expect=q["expect"], stale=q["stale"], found=found, stale_found=stale, correct=correct))
+    return DemoReport(replay=rep, answers=answers)

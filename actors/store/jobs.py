@@ -1,0 +1,298 @@
+"""A durable job queue in a ``jobs`` table: lease, complete, fail with backoff, dead, retry.
+
+Jobs move ``pending -> running (lease) -> done``. A failed attempt goes back to
+``pending`` with exponential backoff and, after ``max_attempts``, to ``dead`` with its
+last error kept, visible and retryable by hand. A worker that dies while holding a lease
+does not lose the job: once ``lease_until_ms`` has passed, :func:`lease` hands it out again.
+At most one live (pending or running) job exists per ``key`` (a partial unique index), so
+enqueueing the same work twice is a no-op.
+
+The functions take a connection and run inside the caller's transaction (the outbox
+pattern: a store enqueues in the same transaction as the write that caused the job).
+They never read the clock: ``now_ms`` is passed in. :class:`JobsFile` binds them to a
+store file, each call in its own transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from actors.store.migrations import Migration, SqliteFile
+from engine.errors import Conflict, InvalidInput, NotFound
+from engine.models import Job, JobState
+
+JOBS_MIGRATION = Migration.sql(
+    "jobs_table",
+    """
+    CREATE TABLE jobs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        payload TEXT NOT NULL DEFAULT '{}',
+        state TEXT NOT NULL DEFAULT 'pending'
+            CHECK (state IN ('pending', 'running', 'done', 'dead')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        not_before_ms INTEGER NOT NULL DEFAULT 0,
+        lease_until_ms INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT NOT NULL DEFAULT '',
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL
+    );
+    CREATE UNIQUE INDEX jobs_one_live_per_key ON jobs (key)
+        WHERE state IN ('pending', 'running');
+    CREATE INDEX jobs_by_state ON jobs (state, kind, not_before_ms);
+    """,
+)
+
+_COLUMNS = (
+    "id, kind, key, payload, state, attempts, not_before_ms, lease_until_ms, "
+    "last_error, created_ms, updated_ms"
+)
+#: Longest error text kept on a job; tracebacks beyond this are cut.
+MAX_ERROR_CHARS = 4_000
+#: Backoff never grows past this (one hour), however many attempts are allowed.
+MAX_BACKOFF_MS = 3_600_000
+
+
+def _job(row: Sequence[Any]) -> Job:
+    keys = [c.strip() for c in _COLUMNS.split(",")]
+    return Job(**dict(zip(keys, row, strict=True)))
+
+
+def _payload_text(payload: str | Mapping[str, Any]) -> str:
+    if isinstance(payload, str):
+        try:
+            json.loads(payload)
+        except ValueError as exc:
+            raise InvalidInput(f"job payload is not JSON: {exc}") from exc
+        return payload
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"))
+
+
+def enqueue(
+    conn: sqlite3.Connection, kind: str, key: str, payload: str | Mapping[str, Any], now_ms: int
+) -> int | None:
+    """Add a pending job unless one is already live for ``key``.
+
+    Returns:
+        The new job id, or ``None`` when a pending or running job holds the key.
+    """
+    if not kind or not key:
+        raise InvalidInput("a job needs a kind and a key")
+    cur = conn.execute(
+        "INSERT INTO jobs (kind, key, payload, state, not_before_ms, created_ms, updated_ms) "
+        "VALUES (?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT DO NOTHING",
+        (kind, key, _payload_text(payload), now_ms, now_ms, now_ms),
+    )
+    return cur.lastrowid if cur.rowcount == 1 else None
+
+
+def lease(
+    conn: sqlite3.Connection,
+    kinds: Sequence[str],
+    n: int,
+    now_ms: int,
+    lease_ms: int,
+    max_attempts: int | None = None,
+) -> list[Job]:
+    """Take up to ``n`` ready jobs of the given kinds, oldest first, for ``lease_ms``.
+
+    Ready means pending with ``not_before_ms <= now_ms``, or running with an expired
+    lease (its worker died). Each lease counts as an attempt. With ``max_attempts``, an
+    expired job that already used them all goes to ``dead`` instead of running again,
+    so a job that kills its worker cannot loop forever.
+    """
+    if n <= 0 or not kinds:
+        return []
+    marks = ",".join("?" * len(kinds))
+    if max_attempts is not None:
+        conn.execute(
+            f"UPDATE jobs SET state = 'dead', updated_ms = ?, "
+            f"last_error = 'lease expired after ' || attempts || ' attempts; ' || last_error "
+            f"WHERE state = 'running' AND lease_until_ms < ? AND attempts >= ? "
+            f"AND kind IN ({marks})",
+            (now_ms, now_ms, max_attempts, *kinds),
+        )
+    rows = conn.execute(
+        f"UPDATE jobs SET state = 'running', attempts = attempts + 1, "
+        f"lease_until_ms = ?, updated_ms = ? "
+        f"WHERE id IN (SELECT id FROM jobs WHERE kind IN ({marks}) AND ("
+        f"  (state = 'pending' AND not_before_ms <= ?) "
+        f"  OR (state = 'running' AND lease_until_ms < ?)) "
+        f"ORDER BY not_before_ms, id LIMIT ?) "
+        f"RETURNING {_COLUMNS}",
+        (now_ms + lease_ms, now_ms, *kinds, now_ms, now_ms, n),
+    ).fetchall()
+    return sorted((_job(r) for r in rows), key=lambda j: (j.not_before_ms, j.id))
+
+
+def get(conn: sqlite3.Connection, job_id: int) -> Job:
+    """One job by id; raises :class:`NotFound` when there is none."""
+    row = conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no job with id {job_id}")
+    return _job(row)
+
+
+def complete(conn: sqlite3.Connection, job_id: int, now_ms: int) -> None:
+    """Mark a job done. Completing a done job again is a no-op (at-least-once workers)."""
+    job = get(conn, job_id)
+    if job.state is JobState.DONE:
+        return
+    conn.execute(
+        "UPDATE jobs SET state = 'done', lease_until_ms = 0, updated_ms = ? WHERE id = ?",
+        (now_ms, job_id),
+    )
+
+
+def fail(
+    conn: sqlite3.Connection,
+    job_id: int,
+    error: str,
+    now_ms: int,
+    max_attempts: int = 5,
+    base_backoff_ms: int = 500,
+) -> JobState:
+    """Record a failed attempt: back off exponentially, or go ``dead`` after ``max_attempts``.
+
+    The n-th failed attempt waits ``base_backoff_ms * 2**(n-1)`` (capped at one hour).
+    A failure reported for a job that is no longer running (its lease expired and it was
+    re-leased, or it finished) changes nothing.
+
+    Returns:
+        The job's state after the call.
+    """
+    job = get(conn, job_id)
+    if job.state is not JobState.RUNNING:
+        return job.state
+    error = error[:MAX_ERROR_CHARS]
+    if job.attempts >= max_attempts:
+        conn.execute(
+            "UPDATE jobs SET state = 'dead', last_error = ?, lease_until_ms = 0, "
+            "updated_ms = ? WHERE id = ?",
+            (error, now_ms, job_id),
+        )
+        return JobState.DEAD
+    delay = min(base_backoff_ms * 2 ** max(job.attempts - 1, 0), MAX_BACKOFF_MS)
+    conn.execute(
+        "UPDATE jobs SET state = 'pending', last_error = ?, not_before_ms = ?, "
+        "lease_until_ms = 0, updated_ms = ? WHERE id = ?",
+        (error, now_ms + delay, now_ms, job_id),
+    )
+    return JobState.PENDING
+
+
+def retry(conn: sqlite3.Connection, job_id: int, now_ms: int) -> None:
+    """Send a dead job back to ``pending`` with fresh attempts (its last error is kept).
+
+    Raises:
+        NotFound: no such job.
+        Conflict: the job is not dead, or another live job already holds its key.
+    """
+    job = get(conn, job_id)
+    if job.state is not JobState.DEAD:
+        raise Conflict(f"job {job_id} is {job.state.value}, only dead jobs can be retried")
+    try:
+        conn.execute(
+            "UPDATE jobs SET state = 'pending', attempts = 0, not_before_ms = ?, "
+            "lease_until_ms = 0, updated_ms = ? WHERE id = ?",
+            (now_ms, now_ms, job_id),
+        )
+    except sqlite3.IntegrityError as exc:
+        raise Conflict(f"job {job_id}: another live job holds key {job.key!r}") from exc
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
+    """Number of jobs per kind and state, e.g. ``{"extract": {"pending": 3, "dead": 1}}``."""
+    out: dict[str, dict[str, int]] = {}
+    for kind, state, count in conn.execute(
+        "SELECT kind, state, COUNT(*) FROM jobs GROUP BY kind, state ORDER BY kind, state"
+    ):
+        out.setdefault(kind, {})[state] = count
+    return out
+
+
+def list_jobs(
+    conn: sqlite3.Connection,
+    state: JobState | str | None = None,
+    kind: str | None = None,
+    limit: int = 100,
+) -> list[Job]:
+    """Jobs filtered by state and kind, newest first."""
+    where, args = [], []
+    if state is not None:
+        where.append("state = ?")
+        args.append(JobState(state).value)
+    if kind is not None:
+        where.append("kind = ?")
+        args.append(kind)
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM jobs {clause} ORDER BY id DESC LIMIT ?", (*args, limit)
+    ).fetchall()
+    return [_job(r) for r in rows]
+
+
+class JobsFile(SqliteFile):
+    """A store file that carries a ``jobs`` table; each method is one transaction."""
+
+    def enqueue_job(
+        self, kind: str, key: str, payload: str | Mapping[str, Any], now_ms: int
+    ) -> int | None:
+        """Enqueue a job on its own (see :func:`enqueue`)."""
+        with self._write("enqueue job") as conn:
+            return enqueue(conn, kind, key, payload, now_ms)
+
+    def lease_jobs(
+        self,
+        kinds: Sequence[str],
+        n: int,
+        now_ms: int,
+        lease_ms: int,
+        max_attempts: int | None = None,
+    ) -> list[Job]:
+        """Lease ready jobs (see :func:`lease`)."""
+        with self._write("lease jobs") as conn:
+            return lease(conn, kinds, n, now_ms, lease_ms, max_attempts)
+
+    def complete_job(self, job_id: int, now_ms: int) -> None:
+        """Mark a job done (see :func:`complete`)."""
+        with self._write("complete job") as conn:
+            complete(conn, job_id, now_ms)
+
+    def fail_job(
+        self,
+        job_id: int,
+        error: str,
+        now_ms: int,
+        max_attempts: int = 5,
+        base_backoff_ms: int = 500,
+    ) -> JobState:
+        """Record a failed attempt (see :func:`fail`)."""
+        with self._write("fail job") as conn:
+            return fail(conn, job_id, error, now_ms, max_attempts, base_backoff_ms)
+
+    def retry_job(self, job_id: int, now_ms: int) -> None:
+        """Send a dead job back to pending (see :func:`retry`)."""
+        with self._write("retry job") as conn:
+            retry(conn, job_id, now_ms)
+
+    def job(self, job_id: int) -> Job:
+        """One job by id."""
+        with self._read("read job") as conn:
+            return get(conn, job_id)
+
+    def job_counts(self) -> dict[str, dict[str, int]]:
+        """Jobs per kind and state (see :func:`counts`)."""
+        with self._read("count jobs") as conn:
+            return counts(conn)
+
+    def list_jobs(
+        self, state: JobState | str | None = None, kind: str | None = None, limit: int = 100
+    ) -> list[Job]:
+        """Jobs filtered by state and kind, newest first."""
+        with self._read("list jobs") as conn:
+            return list_jobs(conn, state, kind, limit)

@@ -1,0 +1,243 @@
+"""Opening SQLite files and evolving their schema with named, ordered migrations.
+
+Every store file (``log.sqlite``, ``memory.sqlite``) is opened with :func:`connect`, which
+sets the durability and privacy pragmas the design asks for, and brought up to date with
+:func:`migrate`, which records each applied migration by name in ``schema_migrations``
+(the sqlite-utils pattern). :class:`SqliteFile` is the small base the stores share: one
+connection, one lock, explicit ``BEGIN IMMEDIATE`` transactions, and translation of every
+``sqlite3`` exception into the project's error tree at this edge.
+
+Connections run in autocommit mode (``isolation_level=None``): a transaction exists only
+where :func:`transaction` opens one, so nothing is committed implicitly behind our back.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Self
+
+from engine.errors import DataDirError, StoreError
+
+#: Milliseconds a writer waits for a lock held by another connection before failing.
+BUSY_TIMEOUT_MS = 5_000
+
+_MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    name TEXT PRIMARY KEY,
+    applied_at INTEGER NOT NULL
+)
+"""
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One named schema change; ``apply`` runs inside the migration's transaction."""
+
+    name: str
+    apply: Callable[[sqlite3.Connection], None]
+
+    @classmethod
+    def sql(cls, name: str, script: str) -> Migration:
+        """Build a migration from a SQL script (several statements, triggers allowed)."""
+        statements = split_sql(script)
+
+        def run(conn: sqlite3.Connection) -> None:
+            for statement in statements:
+                conn.execute(statement)
+
+        return cls(name, run)
+
+
+def split_sql(script: str) -> list[str]:
+    """Split a script into complete statements (``executescript`` would COMMIT)."""
+    statements: list[str] = []
+    buffer = ""
+    for part in script.split(";"):
+        buffer += part + ";"
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip().strip(";").strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip().rstrip(";").strip():
+        raise ValueError(f"incomplete SQL statement in migration: {buffer.strip()[:80]!r}")
+    return statements
+
+
+@contextmanager
+def translate_errors(what: str) -> Iterator[None]:
+    """Re-raise ``sqlite3`` errors as :class:`StoreError` naming the failed operation."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise StoreError(f"{what} failed: {exc}") from exc
+
+
+def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    """Open (creating if needed) a SQLite file with WAL, full sync and secure delete.
+
+    ``synchronous=FULL`` in WAL mode fsyncs the WAL on every commit, so an acknowledged
+    write survives ``kill -9`` and power loss; ``secure_delete`` zeroes freed content so
+    purged text does not linger in free pages. A new file is made private (0600).
+
+    Raises:
+        DataDirError: the directory is missing or not writable, or the file can't be opened.
+    """
+    file = Path(path)
+    directory = file.parent
+    if not directory.is_dir():
+        raise DataDirError(f"data directory {str(directory)!r} does not exist; create it first")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise DataDirError(f"data directory {str(directory)!r} is not writable")
+    if file.exists() and not os.access(file, os.R_OK | os.W_OK):
+        raise DataDirError(f"database file {str(file)!r} is not readable and writable")
+    created = not file.exists()
+    try:
+        conn = sqlite3.connect(file, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise DataDirError(f"cannot open database {str(file)!r}: {exc}") from exc
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise DataDirError(f"cannot enable WAL on {str(file)!r} (journal_mode={mode})")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA secure_delete = ON")
+        if created:
+            os.chmod(file, 0o600)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise DataDirError(f"cannot initialise database {str(file)!r}: {exc}") from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Run a block in one ``BEGIN IMMEDIATE`` transaction: commit on success, else roll back."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        # A failed COMMIT (deferred foreign keys, disk full) leaves the transaction
+        # open; it is rolled back below like any other failure.
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def applied_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Names of the migrations already applied, in the order they were applied."""
+    with translate_errors("reading schema_migrations"):
+        conn.execute(_MIGRATIONS_TABLE)
+        rows = conn.execute("SELECT name FROM schema_migrations ORDER BY rowid").fetchall()
+    return [str(name) for (name,) in rows]
+
+
+def migrate(
+    conn: sqlite3.Connection, migrations: Sequence[Migration], now_ms: int | None = None
+) -> list[str]:
+    """Apply the migrations not yet recorded, in order, each in its own transaction.
+
+    Returns:
+        The names applied by this call (empty when the schema was current).
+
+    Raises:
+        StoreError: a migration failed (its transaction is rolled back), names repeat, or
+            the file records migrations this code does not know (written by a newer version).
+    """
+    names = [m.name for m in migrations]
+    if len(set(names)) != len(names):
+        raise StoreError(f"duplicate migration names: {names}")
+    done = applied_migrations(conn)
+    unknown = [name for name in done if name not in names]
+    if unknown:
+        raise StoreError(
+            f"database has migrations this version does not know ({', '.join(unknown)}); "
+            "it was written by a newer dynamics-memory"
+        )
+    applied: list[str] = []
+    for migration in migrations:
+        if migration.name in done:
+            continue
+        stamp = now_ms if now_ms is not None else int(time.time() * 1000)
+        with translate_errors(f"migration {migration.name!r}"), transaction(conn):
+            migration.apply(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                (migration.name, stamp),
+            )
+        applied.append(migration.name)
+    return applied
+
+
+class SqliteFile:
+    """One SQLite file with a single connection, a lock and its migrations applied.
+
+    Subclasses set ``MIGRATIONS``. Reads and writes go through :meth:`_read` and
+    :meth:`_write`, which serialise access (a Ray actor may call from several threads)
+    and translate ``sqlite3`` errors.
+    """
+
+    MIGRATIONS: Sequence[Migration] = ()
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = connect(self.path)
+        try:
+            migrate(self._conn, self.MIGRATIONS)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The open connection; raises :class:`StoreError` once closed."""
+        if self._conn is None:
+            raise StoreError(f"store {str(self.path)!r} is closed")
+        return self._conn
+
+    @contextmanager
+    def _read(self, what: str) -> Iterator[sqlite3.Connection]:
+        with self._lock, translate_errors(what):
+            yield self.conn
+
+    @contextmanager
+    def _write(self, what: str) -> Iterator[sqlite3.Connection]:
+        with self._lock, translate_errors(what), transaction(self.conn) as conn:
+            yield conn
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the main file and truncate the WAL to zero bytes.
+
+        Raises:
+            StoreError: another connection kept the checkpoint from completing.
+        """
+        with self._read("checkpoint") as conn:
+            busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise StoreError(f"checkpoint of {str(self.path)!r} blocked by another reader")
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            if self._conn is not None:
+                conn, self._conn = self._conn, None
+                conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

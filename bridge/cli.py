@@ -1,0 +1,305 @@
+"""The ``dynmem`` command: one parser, one function per subcommand, one line per error.
+
+Each subcommand parses, loads settings, calls one function of the public API and prints:
+tables for people, exactly one JSON document with ``--json``. Errors become
+``error[code]: message`` on stderr and a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from engine.errors import DynmemError, InvalidInput
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def _emit(args: argparse.Namespace, doc: Any, human: Callable[[], None]) -> None:
+    if args.json:
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, default=str) + "\n")
+    else:
+        human()
+
+
+@contextmanager
+def _session(args: argparse.Namespace, use_ray: bool) -> Iterator[Any]:
+    """Settings, runtime and pipeline for one command; Ray is shut down on the way out."""
+    from actors.config import data_dir, load_settings
+    from actors.launch import Runtime
+    from actors.pipeline import Pipeline
+
+    settings = load_settings(Path(args.config) if args.config else None)
+    folder = data_dir(args.data_dir)
+    started_ray = False
+    if use_ray:
+        import ray
+
+        started_ray = not ray.is_initialized()
+    rt = Runtime(folder, settings, use_ray=use_ray, address=getattr(args, "address", None))
+    try:
+        yield Pipeline(rt)
+    finally:
+        rt.shutdown()
+        if started_ray:
+            import ray
+
+            ray.shutdown()
+
+
+def _recall_doc(res: Any) -> dict[str, Any]:
+    return {
+        "retrieval_id": res.retrieval_id,
+        "abstained": res.abstained,
+        "context": res.context,
+        "memories": [{"id": m.id, "text": m.text, "score": m.score, "state": m.state, "scope": m.scope,
+                      "kind": m.kind, "tier": m.tier, "provisional": m.provisional, "always_on": m.always_on}
+                     for m in res.memories],
+        "conflicts": [c.model_dump() for c in res.conflicts],
+    }
+
+
+# ---- subcommands ----------------------------------------------------------------------
+def cmd_replay(args: argparse.Namespace) -> int:
+    from actors.replay import replay_file
+
+    with _session(args, use_ray=not args.in_process) as pipe:
+        report = replay_file(pipe, Path(args.file), project=args.project, strict=args.strict,
+                             progress=sys.stderr.isatty() and not args.json)
+    doc = report.model_dump()
+    _emit(args, doc, lambda: print(report.summary()))
+    return EXIT_ERROR if report.problems and args.strict else 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from actors.replay import run_demo
+
+    with _session(args, use_ray=not args.in_process) as pipe:
+        demo = run_demo(pipe, progress=sys.stderr.isatty() and not args.json)
+    _emit(args, demo.model_dump(), lambda: print(demo.render()))
+    return 0 if demo.all_correct else EXIT_ERROR
+
+
+def cmd_observe(args: argparse.Namespace) -> int:
+    from engine.models import TurnIn
+
+    turn = TurnIn(project=args.project, session=args.session, user=args.user, assistant=args.assistant,
+                  request_id=args.request_id)
+    if not turn.user.strip():
+        raise InvalidInput("--user must not be empty")
+    with _session(args, use_ray=not args.in_process) as pipe:
+        ack = pipe.observe([turn])[0]
+        report = pipe.drain(args.project)
+    doc = {**ack.model_dump(), "outcomes": report.outcomes}
+    _emit(args, doc, lambda: print(f"observed {ack.unit_id} (turn {ack.turn}{'' if ack.created else ', already logged'}); "
+                                    + ", ".join(f"{k}: {v}" for k, v in sorted(report.outcomes.items()))))
+    return 0
+
+
+def _parse_as_of(text: str | None) -> int | None:
+    if not text:
+        return None
+    from engine.history import parse_ts
+
+    return parse_ts(text)
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    from actors.wire import RecallRequest
+
+    req = RecallRequest(project=args.project, query=args.query, k=args.k, budget_tokens=args.budget_tokens,
+                        passive=args.passive, as_of_ms=_parse_as_of(args.as_of), for_model=not args.owner)
+    with _session(args, use_ray=not args.ray) as pipe:
+        res = pipe.recall(req)
+    doc = _recall_doc(res)
+
+    def human() -> None:
+        if res.abstained and not res.memories:
+            print("(no memory is relevant enough: abstained)")
+        else:
+            print(res.context)
+
+    _emit(args, doc, human)
+    return 0
+
+
+def _mem_row(m: Any) -> dict[str, Any]:
+    return {"id": m.id, "text": m.text, "state": m.state.value, "pool": m.pool.value, "kind": m.kind.value,
+            "tier": m.tier.value, "scope": m.scope, "key": m.key, "evidence": m.evidence,
+            "valid_from_ms": m.valid_from_ms, "valid_to_ms": m.valid_to_ms, "sensitivity": m.sensitivity.value}
+
+
+def cmd_memories(args: argparse.Namespace) -> int:
+    with _session(args, use_ray=not args.ray) as pipe:
+        if args.action == "list":
+            rows = pipe.memories(args.project, args.state)
+            _emit(args, {"memories": [_mem_row(m) for m in rows]},
+                  lambda: [print(f"{m.id}  {m.state.value:<10} {m.pool.value}  {m.text}") for m in rows] or print("(none)"))
+            return 0
+        if not args.id:
+            raise InvalidInput(f"memories {args.action} needs a memory id")
+        d = pipe.detail(args.project, args.id)
+        why = None
+        if args.action == "why":
+            from actors.wire import RecallRequest
+
+            query = args.query or d.memory.text
+            res = pipe.recall(RecallRequest(project=args.project, query=query, passive=True, k=50, budget_tokens=8192,
+                                            for_model=False))
+            hit = next((m for m in res.memories if m.id == args.id), None)
+            why = hit.why.model_dump() if hit else None
+    doc = {"memory": _mem_row(d.memory), "history": [e.model_dump(mode="json") for e in d.history],
+           "versions": [_mem_row(v) for v in d.versions]}
+    if args.action == "why":
+        doc["why"] = why
+        doc["why_query"] = args.query or d.memory.text
+
+    def human() -> None:
+        m = d.memory
+        print(f"{m.id} [{m.state.value}, pool {m.pool.value}, {m.kind.value}, tier {m.tier.value}, {m.scope}]")
+        print(f"  {m.text}")
+        print(f"  key={m.key!r} belief={m.belief!r} evidence={m.evidence} sources={', '.join(m.source_unit_ids) or '-'}")
+        if len(d.versions) > 1:
+            print("versions of this key (oldest first):")
+            for v in d.versions:
+                print(f"  {v.id} {v.state.value:<10} valid {v.valid_from_ms}..{v.valid_to_ms or 'now'}  {v.text}")
+        if args.action == "why":
+            print(f"score terms for the query {doc['why_query']!r}:")
+            if why is None:
+                print("  (not eligible for recall: retired, expired or filtered)")
+            else:
+                for k, v in why.items():
+                    print(f"  {k:<18} {v}")
+        print("history:")
+        for e in d.history:
+            print(f"  {e.at_ms} {e.action:<9} by {e.actor.value:<9} {e.from_state or '-'} -> {e.to_state or '-'}  {e.reason}")
+
+    _emit(args, doc, human)
+    return 0
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    from actors.wire import RememberRequest
+
+    req = RememberRequest(project=args.project, text=args.text, scope=args.scope, tier=args.tier,
+                          ttl_hours=args.ttl_hours, sensitivity=args.sensitivity)
+    with _session(args, use_ray=not args.ray) as pipe:
+        rep = pipe.remember(req)
+    doc = {"memory_ids": list(rep.memory_ids), "outcomes": rep.outcomes}
+    _emit(args, doc, lambda: print(f"remembered {', '.join(rep.memory_ids)} ({', '.join(rep.outcomes)})"))
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    from actors.wire import ForgetRequest
+
+    if not args.id and not args.match:
+        raise InvalidInput("forget needs a memory id or --match TEXT")
+    req = ForgetRequest(project=args.project, memory_id=args.id, match=args.match, purge=args.purge)
+    with _session(args, use_ray=not args.ray) as pipe:
+        res = pipe.forget(req)
+    _emit(args, res.model_dump(), lambda: print(f"{'purged' if res.purged else 'retracted'}: {', '.join(res.retired)}"))
+    return 0
+
+
+# ---- parser ---------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", help="where the stores live (default $DYNMEM_HOME or $XDG_DATA_HOME/dynmem)")
+    common.add_argument("--config", help="a TOML file overriding configs/default.toml")
+    common.add_argument("--json", action="store_true", help="print exactly one JSON document")
+    ray_opts = argparse.ArgumentParser(add_help=False)
+    ray_opts.add_argument("--address", help="join this Ray cluster (default: $RAY_ADDRESS, else a local Ray)")
+    ray_opts.add_argument("--in-process", action="store_true", help="run the graph in this process, without Ray")
+    light = argparse.ArgumentParser(add_help=False)
+    light.add_argument("--ray", action="store_true", help="run through Ray actors instead of in this process")
+    light.add_argument("--address", help="Ray cluster address (with --ray)")
+
+    p = argparse.ArgumentParser(prog="dynmem", description="dynamics-memory: long-term project memory for coding agents")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    s = sub.add_parser("replay", parents=[common, ray_opts], help="run a JSONL history through the whole pipeline")
+    s.add_argument("file", help="history file, JSON Lines (one turn per line)")
+    s.add_argument("--project", help="project for lines that name none")
+    s.add_argument("--workers", type=int, help="extraction workers (default from settings)")
+    s.add_argument("--strict", action="store_true", help="stop at the first malformed line")
+    s.set_defaults(func=cmd_replay)
+
+    s = sub.add_parser("demo", parents=[common, ray_opts], help="replay the bundled example history and show what memory answers")
+    s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("observe", parents=[common, ray_opts], help="log one turn and distil it")
+    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--user", required=True, help="the user's message")
+    s.add_argument("--assistant", default="", help="the agent's reply")
+    s.add_argument("--session", default="cli", help="session id")
+    s.add_argument("--request-id", help="idempotency key")
+    s.set_defaults(func=cmd_observe)
+
+    s = sub.add_parser("recall", parents=[common, light], help="show what memory would inject for a query")
+    s.add_argument("query", help="the question or prompt")
+    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--k", type=int, help="at most this many memories")
+    s.add_argument("--budget-tokens", type=int, help="token budget of the block")
+    s.add_argument("--passive", action="store_true", help="change nothing (no credit, no tensions)")
+    s.add_argument("--as-of", help="answer as of this ISO 8601 time (bitemporal)")
+    s.add_argument("--owner", action="store_true", help="include local-only memories (owner's view, never sent to a model)")
+    s.set_defaults(func=cmd_recall)
+
+    s = sub.add_parser("memories", parents=[common, light], help="list, show or explain memories")
+    s.add_argument("action", choices=["list", "show", "why"], help="what to do")
+    s.add_argument("id", nargs="?", help="memory id (show, why)")
+    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--state", help="only this trust state (list)")
+    s.add_argument("--query", help="query for the score breakdown (why; default: the memory's own text)")
+    s.set_defaults(func=cmd_memories)
+
+    s = sub.add_parser("remember", parents=[common, light], help="store a memory directly")
+    s.add_argument("text", help="a self-contained sentence")
+    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--scope", choices=["project", "global"], default="project", help="project (default) or global")
+    s.add_argument("--tier", choices=["core", "normal", "temporary", "pinned"], default="normal", help="core is always on")
+    s.add_argument("--ttl-hours", type=float, help="expire after this many hours")
+    s.add_argument("--sensitivity", choices=["normal", "local-only"], default="normal", help="local-only never reaches a model")
+    s.set_defaults(func=cmd_remember)
+
+    s = sub.add_parser("forget", parents=[common, light], help="retract a memory (or purge it with its source turns)")
+    s.add_argument("id", nargs="?", help="memory id")
+    s.add_argument("--match", help="retract every servable memory containing this text")
+    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--purge", action="store_true", help="also erase the text and its source turns")
+    s.set_defaults(func=cmd_forget)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except DynmemError as exc:
+        print(f"error[{exc.code}]: {exc.message}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("error[interrupted]: stopped by the user", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the last line of defence: one line, no traceback
+        from pydantic import ValidationError
+
+        if isinstance(exc, ValidationError):
+            err = exc.errors()[0]
+            print(f"error[invalid_input]: {'.'.join(str(p) for p in err['loc'])}: {err['msg']}", file=sys.stderr)
+            return EXIT_ERROR
+        print(f"error[internal]: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,544 @@
+"""The offline rules client: extraction phrasings, filters, judge, classify, recognize."""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.llm.rules import RulesClient
+from engine.keys import fingerprint, normalize_belief
+from engine.models import Candidate, Memory, Unit, Verdict
+
+SCOPE = "project:p"
+CLIENT = RulesClient()
+
+
+def unit(user: str, assistant: str = "", ts_ms: int = 1000, uid: str = "u1") -> Unit:
+    return Unit(id=uid, project="p", session="s", turn=1, ts_ms=ts_ms, user=user, assistant=assistant, request_id="r1")
+
+
+def extract(user: str, assistant: str = "") -> list[Candidate]:
+    return CLIENT.extract([unit(user, assistant)], SCOPE)
+
+
+def only(user: str, assistant: str = "") -> Candidate:
+    found = extract(user, assistant)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def memory(mid: str, text: str, key: str = "", belief: str = "", ts: int = 1000, negated: bool = False) -> Memory:
+    return Memory(
+        id=mid,
+        scope=SCOPE,
+        text=text,
+        key=key,
+        belief=belief,
+        fingerprint=fingerprint(SCOPE, key, belief, text, negated),
+        value=0.5,
+        valid_from_ms=ts,
+        last_evidence_ms=ts,
+        recorded_at_ms=ts,
+        negated=negated,
+    )
+
+
+def test_client_is_named_rules() -> None:
+    assert CLIENT.name == "rules"
+
+
+PORT_PHRASINGS = [
+    ("the API now listens on 9090", "9090"),
+    ("moved the api server to port 8081", "8081"),
+    ("api port is 7000 now", "7000"),
+    ("change the backend port to 3001", "3001"),
+    ("the server runs on localhost:5000", "5000"),
+    ("We moved the api from 8080 to 9090.", "9090"),
+    ("No, the port is 8081, not 8080.", "8081"),
+    ("From now on the backend listens on port 4444.", "4444"),
+]
+
+
+@pytest.mark.parametrize(("said", "port"), PORT_PHRASINGS)
+def test_port_change_phrasings_share_one_key(said: str, port: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == ("api port", port)
+    assert found.text == f"The API server listens on port {port}."
+    assert "now" not in found.text.lower()
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "port"),
+    [
+        ("The frontend dev server runs on 5173.", "frontend port", "5173"),
+        ("The frontend now runs on port 3000 instead of 5173.", "frontend port", "3000"),
+        ("postgres runs on port 5433", "database port", "5433"),
+        ("the auth service listens on port 4000", "auth port", "4000"),
+    ],
+)
+def test_ports_of_other_services_get_their_own_key(said: str, key: str, port: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == (key, port)
+
+
+PACKAGE_MANAGER_PHRASINGS = [
+    ("from now on we use pnpm", "pnpm"),
+    ("switch to yarn", "yarn"),
+    ("we use bun instead of npm", "bun"),
+    ("let's go with npm again", "npm"),
+    ("we used to use npm but now we use pnpm", "pnpm"),
+    ("We migrated from yarn to pnpm.", "pnpm"),
+    ("Our package manager is Yarn.", "yarn"),
+]
+
+
+@pytest.mark.parametrize(("said", "belief"), PACKAGE_MANAGER_PHRASINGS)
+def test_package_manager_phrasings_share_one_key(said: str, belief: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == ("package manager", belief)
+    assert found.text.endswith("as its package manager.")
+
+
+COMMAND_PHRASINGS = [
+    ("run the tests with `pytest -x`", "test command", "pytest -x"),
+    ("the test command is now `make test`", "test command", "make test"),
+    ("use `npm run test:unit` for tests", "test command", "npm run test:unit"),
+    ("tests run with `uv run pytest -q`", "test command", "uv run pytest -q"),
+    ("to deploy, run `make deploy`", "deploy command", "make deploy"),
+    ("To build the project run `pnpm build`.", "build command", "pnpm build"),
+    ("Lint with `ruff check .` before pushing.", "lint command", "ruff check ."),
+    ("Run migrations with `alembic upgrade head`.", "migration command", "alembic upgrade head"),
+]
+
+
+@pytest.mark.parametrize(("said", "key", "command"), COMMAND_PHRASINGS)
+def test_commands_are_procedures_kept_verbatim(said: str, key: str, command: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief, found.kind.value) == (key, normalize_belief(command), "procedure")
+    assert f"`{command}`" in found.text
+
+
+@pytest.mark.parametrize(
+    ("said", "branch"),
+    [
+        ("we renamed master to main", "main"),
+        ("the default branch is now trunk", "trunk"),
+        ("The main branch is `develop`.", "develop"),
+        ("I changed the default branch to release/v2", "release/v2"),
+    ],
+)
+def test_default_branch_phrasings_share_one_key(said: str, branch: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == ("default branch", branch)
+
+
+TECH_PHRASINGS = [
+    ("we store sessions in Postgres", "database", "postgres"),
+    ("we moved storage to SQLite", "database", "sqlite"),
+    ("we're going with DynamoDB for storage", "database", "dynamodb"),
+    ("Our database is PostgreSQL.", "database", "postgres"),
+    ("use Redis for caching", "cache", "redis"),
+    ("we use ruff for linting", "linter", "ruff"),
+    ("Prettier for formatting", "formatter", "prettier"),
+    ("Our CI is GitHub Actions.", "ci provider", "github actions"),
+    ("we switched from CircleCI to GitHub Actions", "ci provider", "github actions"),
+    ("We deploy to Vercel.", "deploy target", "vercel"),
+    ("use vitest instead of jest", "test framework", "vitest"),
+    ("use httpx instead of axios", "http client", "httpx"),
+    ("Let's use Tailwind for styling.", "css framework", "tailwind"),
+    ("We replaced webpack with Vite.", "bundler", "vite"),
+]
+
+
+@pytest.mark.parametrize(("said", "key", "belief"), TECH_PHRASINGS)
+def test_tool_choices_are_keyed_by_category(said: str, key: str, belief: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief, found.negated) == (key, belief, False)
+
+
+REMOVAL_PHRASINGS = [
+    ("we dropped Redis", "cache", "redis", "Redis"),
+    ("we no longer use Docker", "container runtime", "docker", "Docker"),
+    ("removed the Kafka dependency", "message queue", "kafka", "Kafka"),
+    ("we don't use yarn anymore", "package manager", "yarn", "Yarn"),
+    ("We got rid of the legacy-auth module.", "", "legacy-auth module", "legacy-auth module"),
+    ("We stopped using Sentry.", "monitoring", "sentry", "Sentry"),
+]
+
+
+@pytest.mark.parametrize(("said", "key", "belief", "shown"), REMOVAL_PHRASINGS)
+def test_removals_are_negated_candidates(said: str, key: str, belief: str, shown: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief, found.negated) == (key, belief, True)
+    assert "no longer uses" in found.text and shown in found.text
+
+
+VERSION_PHRASINGS = [
+    ("we're on Node 20", "node version", "20"),
+    ("upgrade python to 3.12", "python version", "3.12"),
+    ("We need Node.js 18 for the build.", "node version", "18"),
+    ("Bump React to 18.2.", "react version", "18.2"),
+    ("we moved python from 3.11 to 3.12", "python version", "3.12"),
+    ("Python version is 3.12 now.", "python version", "3.12"),
+    ("We're on Postgres 16 now.", "postgres version", "16"),
+]
+
+
+@pytest.mark.parametrize(("said", "key", "version"), VERSION_PHRASINGS)
+def test_versions_are_keyed_by_runtime(said: str, key: str, version: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == (key, version)
+    assert version in found.text
+
+
+FACT_PHRASINGS = [
+    ("staging host is staging2.example.com", "staging host", "staging2.example.com"),
+    ("The API base URL is https://api.example.com/v1.", "api base url", "https://api.example.com/v1"),
+    ("Staging is at https://staging.example.com.", "staging url", "https://staging.example.com"),
+    ("set DATABASE_URL to postgres://localhost/dev", "database url env var", "postgres://localhost/dev"),
+    ("NODE_ENV=production", "node env env var", "production"),
+    ("the migrations live in db/migrations/", "migrations location", "db/migrations/"),
+    ("Config files go in config/.", "config files location", "config/"),
+    ("Put the fixtures in tests/fixtures/.", "fixtures location", "tests/fixtures/"),
+    ("Alice owns billing", "billing owner", "alice"),
+    ("Bob is responsible for the auth service.", "auth service owner", "bob"),
+    ("The billing service is owned by Carol.", "billing service owner", "carol"),
+    ("the release is due Friday", "release deadline", "friday"),
+    ("The deadline for the beta is March 3.", "beta deadline", "march 3"),
+    ("the timeout is 30s", "timeout", "30s"),
+    ("Set the cache TTL to 300 seconds.", "cache ttl", "300 seconds"),
+    ("The log level is DEBUG.", "log level", "debug"),
+    ("The ORM is Prisma.", "orm", "prisma"),
+]
+
+
+@pytest.mark.parametrize(("said", "key", "belief"), FACT_PHRASINGS)
+def test_key_value_facts(said: str, key: str, belief: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == (key, belief)
+
+
+PREFERENCE_PHRASINGS = [
+    ("always use conventional commits for commit messages", "commit message style", "conventional commits"),
+    ("never use tabs, indent with 4 spaces", "indentation", "4 spaces"),
+    ("I prefer single quotes in Python code.", "quote style", "single"),
+    ("Please answer in French from now on.", "response language", "french"),
+    ("Use snake_case for function names.", "naming convention", "snake_case"),
+    ("We squash-merge PRs, always.", "merge strategy", "squash"),
+    ("Max line length is 100 characters.", "line length", "100"),
+]
+
+
+@pytest.mark.parametrize(("said", "key", "belief"), PREFERENCE_PHRASINGS)
+def test_conventions_are_keyed_preferences(said: str, key: str, belief: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == (key, belief)
+
+
+def test_unkeyed_always_rule_is_kept_as_a_preference() -> None:
+    found = only("Always run the linter before committing.")
+    assert found.kind.value == "preference" and found.key == ""
+    assert found.text == "Always run the linter before committing."
+
+
+def test_from_now_on_is_resolved_out_of_the_text() -> None:
+    found = only("From now on, always write docstrings in Google style.")
+    assert found.text == "Always write docstrings in Google style."
+    assert (found.key, found.belief) == ("docstring style", "google")
+
+
+def test_candidate_carries_provenance_scope_and_time() -> None:
+    found = CLIENT.extract([unit("the API now listens on 9090", ts_ms=4242, uid="u9")], "global")[0]
+    assert found.scope == "global"
+    assert found.source_unit_ids == ("u9",)
+    assert found.valid_from_ms == 4242
+    assert found.origin.value == "extractor" and found.prompt_version == "rules-v1"
+    assert found.kind.value == "decision"
+    assert 0.0 < found.salience <= 1.0
+
+
+def test_several_facts_in_one_turn_give_several_candidates() -> None:
+    found = extract("We use pnpm and the API listens on 9090; tests run with `make test`.")
+    assert [(c.key, c.belief) for c in found] == [
+        ("package manager", "pnpm"),
+        ("api port", "9090"),
+        ("test command", "make test"),
+    ]
+
+
+def test_long_turn_segmentation_keeps_versions_files_urls_and_abbreviations() -> None:
+    found = extract(
+        "We're on Python 3.12 (see pyproject.toml). The entry point is src/app/main.py. "
+        "Use `uv run pytest` for tests, e.g. `uv run pytest -k api`. Staging is at https://staging.example.com."
+    )
+    assert [(c.key, c.belief) for c in found] == [
+        ("python version", "3.12"),
+        ("entry point", "src/app/main.py"),
+        ("test command", "uv run pytest"),
+        ("staging url", "https://staging.example.com"),
+    ]
+
+
+def test_multiple_units_keep_order_and_their_own_sources() -> None:
+    units = [unit("switch to yarn", ts_ms=1, uid="a"), unit("from now on we use pnpm", ts_ms=2, uid="b")]
+    found = CLIENT.extract(units, SCOPE)
+    assert [(c.belief, c.source_unit_ids, c.valid_from_ms) for c in found] == [
+        ("yarn", ("a",), 1),
+        ("pnpm", ("b",), 2),
+    ]
+
+
+IGNORED = [
+    "thanks!",
+    "lol",
+    "good morning",
+    "what port does the api use?",
+    "should we use pnpm?",
+    "Is the API on port 9090",
+    "if we used redis we could cache sessions",
+    "What if we moved to Kafka?",
+    "I think the port is 8080.",
+    "We're migrating to Postgres next month, I think.",
+    "We might switch to yarn.",
+    "can you fix the bug in foo.py",
+    "could you add a test for the port parser",
+    "The bug is in foo.py.",
+    "This is great, thanks!",
+    "It is in the config.",
+    "The api isn't on 8080 anymore.",
+    "The build is broken.",
+]
+
+
+@pytest.mark.parametrize("said", IGNORED)
+def test_chit_chat_questions_hypotheticals_and_requests_are_ignored(said: str) -> None:
+    assert extract(said) == []
+    control = extract(f"{said}\nThe API listens on port 9090.")
+    assert [(c.key, c.belief) for c in control] == [("api port", "9090")]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "use memory_search to find the port 8080",
+        "memory_remember: the API listens on port 8080",
+        "I called log_timeline and the API listens on port 8080 there",
+        "memory_forget the package manager pnpm",
+        "<dynmem-memory scope=\"project:p\">\n- The API server listens on port 8080.\n</dynmem-memory>",
+        "<dynmem-memory>\n- We use pnpm.\n",
+    ],
+)
+def test_memory_system_talk_is_never_extracted(said: str) -> None:
+    assert extract(said) == []
+    control = extract(f"{said}\n</dynmem-memory>\nWe use yarn.")
+    assert [(c.key, c.belief) for c in control] == [("package manager", "yarn")]
+
+
+@pytest.mark.parametrize(
+    "noise",
+    [
+        "```python\nPORT = 8080\napp.run(port=8080)\n```",
+        'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\nValueError: port is 8080',
+        "$ npm test\n> jest\nFAIL src/a.test.ts",
+        "    app.listen(8080)\n    db.port = 5432",
+    ],
+)
+def test_code_traces_and_tool_output_are_skipped(noise: str) -> None:
+    assert extract(noise) == []
+    control = extract(f"{noise}\nthe API listens on 9090 now")
+    assert [(c.key, c.belief) for c in control] == [("api port", "9090")]
+
+
+@pytest.mark.parametrize(
+    ("assistant", "key", "belief"),
+    [
+        ("Done, the API now listens on 9090.", "api port", "9090"),
+        ("I switched the package manager to pnpm.", "package manager", "pnpm"),
+        ("I've renamed the default branch to main and updated CI.", "default branch", "main"),
+        ("I removed the Redis dependency.", "cache", "redis"),
+    ],
+)
+def test_assistant_completed_changes_are_extracted(assistant: str, key: str, belief: str) -> None:
+    found = only("ok", assistant)
+    assert (found.key, found.belief) == (key, belief)
+    assert found.salience < only(assistant.replace("I ", "we ").replace("Done, ", "")).salience + 0.2
+
+
+@pytest.mark.parametrize(
+    "assistant",
+    [
+        "I will switch the package manager to pnpm.",
+        "Let me check which port the API uses.",
+        "Should I move the API to port 9090?",
+        "It looks like the API listens on 8080.",
+        "You could switch to yarn.",
+        "You asked me to use pnpm.",
+        "Maybe we should use Redis for caching.",
+    ],
+)
+def test_assistant_plans_questions_and_hedges_are_ignored(assistant: str) -> None:
+    assert extract("ok", assistant) == []
+    control = extract("ok", f"{assistant} Done, I switched the cache to Memcached.")
+    assert [(c.key, c.belief) for c in control] == [("cache", "memcached")]
+
+
+def test_assistant_generic_statements_need_a_change_marker() -> None:
+    assert extract("ok", "The timeout is 30s.") == []
+    assert [(c.key, c.belief) for c in extract("ok", "I changed the timeout to 45s.")] == [("timeout", "45s")]
+
+
+def test_identifiers_are_kept_verbatim_in_text() -> None:
+    found = only("set FEATURE_FLAGS_URL to https://flags.example.com/api/v2?env=dev")
+    assert "`FEATURE_FLAGS_URL`" in found.text
+    assert "https://flags.example.com/api/v2?env=dev" in found.text
+    assert only("The handlers live in src/apiHandlers/.").text == "The handlers live in src/apiHandlers/."
+
+
+def test_extraction_is_deterministic() -> None:
+    text = "We use pnpm and the API listens on 9090; tests run with `make test`. We dropped Redis."
+    assert extract(text) == extract(text)
+
+
+# ---------------------------------------------------------------- judge
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "verdict", "why"),
+    [
+        (
+            memory("a", "The API server listens on port 8080.", "api port", "8080", ts=1),
+            memory("b", "The API listens on port 8080.", "api port", "8080", ts=2),
+            Verdict.SAME,
+            "same key",
+        ),
+        (
+            memory("a", "The API server listens on port 8080.", "api port", "8080", ts=1),
+            memory("b", "The API server listens on port 9090.", "api port", "9090", ts=2),
+            Verdict.UPDATE,
+            "b (valid from 2) is newer than a (valid from 1)",
+        ),
+        (
+            memory("a", "The project uses Redis as its cache.", "cache", "redis", ts=1),
+            memory("b", "The project no longer uses Redis.", "", "redis", ts=5, negated=True),
+            Verdict.UPDATE,
+            "b (valid from 5) is newer",
+        ),
+        (
+            memory("a", "The project uses Redis as its cache.", "cache", "redis", ts=1),
+            memory("b", "The project no longer uses Redis.", "cache", "redis", ts=5, negated=True),
+            Verdict.UPDATE,
+            "newer",
+        ),
+        (
+            memory("a", "The nightly job exports reports to bucket reports-v1."),
+            memory("b", "The nightly job exports reports to bucket reports-v2."),
+            Verdict.CONTRADICTION,
+            "different values",
+        ),
+        (
+            memory("a", "The nightly job exports reports to bucket reports-v1."),
+            memory("b", "Alice reviews every pull request touching billing."),
+            Verdict.UNRELATED,
+            "overlap",
+        ),
+        (
+            memory("a", "The API server listens on port 8080.", "api port", "8080"),
+            memory("b", "The frontend dev server runs on port 8080.", "frontend port", "8080"),
+            Verdict.UNRELATED,
+            "different keys",
+        ),
+        (
+            memory("a", "Always run the linter before committing."),
+            memory("b", "always run the linter before committing"),
+            Verdict.SAME,
+            "identical",
+        ),
+    ],
+)
+def test_judge_table(a: Memory, b: Memory, verdict: Verdict, why: str) -> None:
+    judgement = CLIENT.judge(a, b)
+    assert judgement.verdict is verdict
+    assert why in judgement.reason
+    assert judgement.decided_by == "rules"
+
+
+def test_judge_is_symmetric_in_verdict() -> None:
+    a = memory("a", "The API server listens on port 8080.", "api port", "8080", ts=1)
+    b = memory("b", "The API server listens on port 9090.", "api port", "9090", ts=2)
+    assert CLIENT.judge(a, b).verdict is CLIENT.judge(b, a).verdict is Verdict.UPDATE
+    assert "b (valid from 2) is newer" in CLIENT.judge(b, a).reason
+
+
+# ---------------------------------------------------------------- classify
+
+PORT_8080 = memory("m1", "The API server listens on port 8080.", "api port", "8080")
+PNPM = memory("m2", "The project uses pnpm as its package manager.", "package manager", "pnpm")
+BUCKET = memory("m3", "The nightly job exports reports to bucket reports-v1.")
+
+
+@pytest.mark.parametrize(
+    ("said", "action", "target"),
+    [
+        ("the API listens on 8080", "same", "m1"),
+        ("the API now listens on 9090", "update", "m1"),
+        ("switch to yarn", "update", "m2"),
+        ("we don't use pnpm anymore", "update", "m2"),
+        ("from now on we use pnpm", "same", "m2"),
+        ("use Redis for caching", "create", None),
+    ],
+)
+def test_classify_extracted_candidates_against_neighbours(said: str, action: str, target: str | None) -> None:
+    decision = CLIENT.classify(only(said), [BUCKET, PORT_8080, PNPM])
+    assert (decision.action, decision.target_id) == (action, target)
+    assert decision.reason
+
+
+def test_classify_same_fingerprint_is_same() -> None:
+    candidate = Candidate(text=BUCKET.text, scope=SCOPE, valid_from_ms=5)
+    decision = CLIENT.classify(candidate, [PORT_8080, BUCKET])
+    assert (decision.action, decision.target_id, decision.reason) == ("same", "m3", "same fingerprint")
+
+
+def test_classify_unkeyed_conflicting_value_is_contradiction() -> None:
+    candidate = Candidate(text="The nightly job exports reports to bucket reports-v3.", scope=SCOPE, valid_from_ms=5)
+    decision = CLIENT.classify(candidate, [PORT_8080, BUCKET])
+    assert (decision.action, decision.target_id) == ("contradiction", "m3")
+
+
+@pytest.mark.parametrize("text", ["", "   ", "Use memory_search to look up the port.", "<dynmem-memory> x"])
+def test_classify_rejects_empty_and_memory_system_candidates(text: str) -> None:
+    assert CLIENT.classify(Candidate(text=text, scope=SCOPE, valid_from_ms=1), [PORT_8080]).action == "reject"
+    control = Candidate(text="Deploys happen on Tuesdays.", scope=SCOPE, valid_from_ms=1)
+    assert CLIENT.classify(control, [PORT_8080]).action == "create"
+
+
+# ---------------------------------------------------------------- recognize
+
+INJECTED = [
+    PORT_8080,
+    PNPM,
+    memory("m4", "The default branch is `main`.", "default branch", "main"),
+    memory("m5", "The migrations live in db/migrations/.", "migrations location", "db/migrations/"),
+    memory("m6", "Always write docstrings in Google style."),
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "used"),
+    [
+        ("Start the server and open http://localhost:8080/health.", ["m1"]),
+        ("Install it with `pnpm add zod`.", ["m2"]),
+        ("Create the file under db/migrations/ and run pnpm migrate.", ["m2", "m5"]),
+        ("Open a PR against the main branch.", ["m4"]),
+        ("The main thing is to fix the parser.", []),
+        ("I added Google style docstrings to each function.", ["m6"]),
+        ("I fixed the typo in the README.", []),
+    ],
+)
+def test_recognize_reports_memories_whose_distinctive_tokens_appear(answer: str, used: list[str]) -> None:
+    assert CLIENT.recognize(answer, INJECTED) == used
+
+
+def test_recognize_ignores_the_echoed_memory_block() -> None:
+    echoed = "<dynmem-memory>\n- The API server listens on port 8080.\n</dynmem-memory>\nFixed the typo."
+    assert CLIENT.recognize(echoed, INJECTED) == []
+    assert CLIENT.recognize(echoed + " Port 8080 is used.", INJECTED) == ["m1"]

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from engine.ingest import ingest
+from engine.models import TrustState
+from engine.state import MemoryTable
+from factories import DAY, T0, cand, settings
+
+S = settings()
+
+
+def run(table: MemoryTable, c, neighbours=(), now=T0 + 100 * DAY, step=1):
+    res = ingest(c, table, list(neighbours), now_ms=now, step=step, settings=S)
+    table.apply(res.effects)
+    return res
+
+
+def servable(table: MemoryTable) -> list[str]:
+    return sorted(m.text for m in table if m.servable)
+
+
+def test_exact_duplicate_adds_evidence_without_a_new_row() -> None:
+    table = MemoryTable()
+    first = run(table, cand("The API listens on port 9090.", "api port", "9090", src=["u1"]))
+    again = run(table, cand("API port is 9090.", "api port", "9090", src=["u2"], t=T0 + DAY))
+    assert first.outcome == "created" and again.outcome == "confirmed"
+    assert len(table) == 1
+    m = table.get(first.memory_id)
+    assert m.evidence == 2 and m.source_unit_ids == ("u1", "u2")
+
+
+def test_same_key_new_value_supersedes_by_valid_time() -> None:
+    table = MemoryTable()
+    old = run(table, cand("The API listens on port 8080.", "api port", "8080", t=T0, src=["u1"]))
+    new = run(table, cand("The API listens on port 9090.", "api port", "9090", t=T0 + DAY, src=["u5"]))
+    assert new.outcome == "updated"
+    assert table.get(old.memory_id).state == TrustState.SUPERSEDED
+    assert table.get(old.memory_id).valid_to_ms == T0 + DAY
+    assert servable(table) == ["The API listens on port 9090."]
+
+
+def test_older_evidence_arriving_late_is_kept_as_history_not_served() -> None:
+    table = MemoryTable()
+    run(table, cand("The API listens on port 7070.", "api port", "7070", t=T0 + 9 * DAY, src=["u9"]))
+    late = run(table, cand("The API listens on port 8080.", "api port", "8080", t=T0, src=["u1"]))
+    mid = run(table, cand("The API listens on port 9090.", "api port", "9090", t=T0 + 5 * DAY, src=["u5"]))
+    assert late.outcome == mid.outcome == "historical"
+    assert servable(table) == ["The API listens on port 7070."]
+    # The validity intervals chain without overlap: 8080 until day 5, 9090 until day 9.
+    assert table.get(late.memory_id).valid_to_ms == T0 + 5 * DAY
+    assert table.get(mid.memory_id).valid_to_ms == T0 + 9 * DAY
+
+
+def test_retired_value_from_older_evidence_stays_retired() -> None:
+    table = MemoryTable()
+    old = run(table, cand("We use npm.", "package manager", "npm", t=T0, src=["u1"]))
+    run(table, cand("We use pnpm.", "package manager", "pnpm", t=T0 + DAY, src=["u4"]))
+    # The same old turn is extracted again (e.g. a replay): absorbed by the tombstone.
+    replayed = run(table, cand("We use npm.", "package manager", "npm", t=T0, src=["u1"]))
+    assert replayed.outcome == "absorbed"
+    assert table.get(old.memory_id).state == TrustState.SUPERSEDED
+    assert servable(table) == ["We use pnpm."]
+    # Positive control: newer evidence asserting npm again is a genuine new version.
+    back = run(table, cand("We use npm again.", "package manager", "npm", t=T0 + 3 * DAY, src=["u9"]))
+    assert back.outcome == "updated"
+    assert servable(table) == ["We use npm again."]
+
+
+def test_negation_retires_the_dropped_value() -> None:
+    table = MemoryTable()
+    run(table, cand("Carts are stored in Redis.", "cart storage", "redis", t=T0))
+    res = run(table, cand("The project no longer uses Redis.", "", "redis", t=T0 + DAY, negated=True, src=["u2"]))
+    assert res.outcome == "updated"
+    assert servable(table) == ["The project no longer uses Redis."]
+
+
+def test_near_duplicate_with_other_value_is_contested_and_queued() -> None:
+    table = MemoryTable()
+    a = run(table, cand("Deploys go through the blue cluster.", t=T0))
+    res = run(table, cand("Deploys go through the green cluster.", t=T0 + DAY, src=["u2"]),
+              neighbours=[(table.get(a.memory_id), 0.93)])
+    assert res.outcome == "contested"
+    assert {m.state for m in table} == {TrustState.CONTESTED}
+    assert [j.kind for j in res.effects.jobs] == ["adjudicate"]
+    # Positive control: below tau_dup it is simply a new memory.
+    other = run(table, cand("Logs are shipped to Loki.", t=T0 + DAY, src=["u3"]), neighbours=[(table.get(a.memory_id), 0.5)])
+    assert other.outcome == "created"
+
+
+def test_scopes_never_interact_in_ingest() -> None:
+    table = MemoryTable()
+    run(table, cand("The API listens on port 8080.", "api port", "8080", scope="project:a"))
+    res = run(table, cand("The API listens on port 9090.", "api port", "9090", scope="project:b", t=T0 + DAY))
+    assert res.outcome == "created"
+    assert len(servable(table)) == 2

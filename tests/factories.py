@@ -1,0 +1,49 @@
+"""Builders shared by the tests: candidates, memories, settings, a fake index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.models import Candidate, Kind, Origin
+from engine.settings import Settings
+
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+DAY = 86_400_000
+
+
+def cand(text: str, key: str = "", belief: str = "", *, scope: str = "project:p", t: int = T0, src: Sequence[str] = ("u1",),
+         negated: bool = False, kind: Kind = Kind.FACT, origin: Origin = Origin.EXTRACTOR) -> Candidate:
+    return Candidate(text=text, key=key, belief=belief, scope=scope, valid_from_ms=t, source_unit_ids=tuple(src),
+                     negated=negated, kind=kind, origin=origin)
+
+
+def settings(**retrieval: object) -> Settings:
+    base = Settings()
+    if retrieval:
+        return base.model_copy(update={"retrieval": base.retrieval.model_copy(update=retrieval)})
+    return base
+
+
+class LocalIndex:
+    """An IndexPort over the real VectorIndex with the deterministic hash embedder."""
+
+    def __init__(self) -> None:
+        from actors.embedder import make_embedder
+        from actors.index import VectorIndex
+
+        self.embedder = make_embedder("hash")
+        self.index = VectorIndex()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embedder.embed(list(texts))
+
+    def upsert(self, scope: str, ids: Sequence[str], vectors: np.ndarray) -> None:
+        self.index.upsert(scope, list(ids), vectors)
+
+    def remove(self, ids: Sequence[str]) -> None:
+        self.index.remove(list(ids))
+
+    def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]:
+        return self.index.search(vector, list(scopes), k)

@@ -1,0 +1,1 @@
+"""Fakes for tests: scripted stand-ins for external services (no mocks)."""
