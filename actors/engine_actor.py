@@ -106,11 +106,12 @@ class EngineService:
     def _reload(self) -> None:
         self.table = MemoryTable(self.store.load_memories(), self.store.load_tensions(open_only=True))
 
-    def _commit(self, effects: Effects, new_vectors: dict[str, np.ndarray], mirrored: bool = False) -> bool:
+    def _commit(self, effects: Effects, new_vectors: dict[str, np.ndarray], mirrored: bool = False,
+                result: str = "") -> bool:
         now = self.clock.now_ms()
         vecs = {i: v for i, v in new_vectors.items() if i in effects.index_add}
         try:
-            applied = self.store.apply(effects, vecs, now)
+            applied = self.store.apply(effects, vecs, now, result)
         except Exception:
             if mirrored:
                 self._reload()
@@ -269,13 +270,31 @@ class EngineService:
                             latency_ms=float(self.clock.now_ms() - t0))
 
     def _credit_shadow(self, retrieval_id: str, ids: Sequence[str]) -> None:
+        """Shadow credit for what a live recall injected; the ids are kept for feedback."""
         mems = []
         for mid in ids:
             m = self.table.get(mid)
             if m is not None:
                 mems.append(credit(m, self.step, self.settings.dynamics, shadow=1.0))
-        if mems:
-            self._commit(Effects(memories=tuple(mems), receipt="recall:" + retrieval_id), {})
+        self._commit(Effects(memories=tuple(mems), receipt="recall:" + retrieval_id), {}, result=json.dumps(list(ids)))
+
+    def injected(self, retrieval_id: str) -> list[Memory]:
+        """The memories a live recall injected (for feedback)."""
+        raw = self.store.receipt("recall:" + retrieval_id)
+        if raw is None:
+            raise NotFound(f"no live recall {retrieval_id!r} (passive recalls record nothing)")
+        return [m for mid in json.loads(raw or "[]") if (m := self.table.get(mid)) is not None]
+
+    def credit_hits(self, retrieval_id: str, used_ids: Sequence[str], request_id: str = "") -> bool:
+        """Credit the memories an answer actually used (value dynamics and confidence); idempotent."""
+        injected = {m.id for m in self.injected(retrieval_id)}
+        mems = [credit(m, self.step, self.settings.dynamics, hit=1.0)
+                for mid in used_ids if mid in injected and (m := self.table.get(mid)) is not None]
+        receipt = "feedback:" + (request_id or retrieval_id)
+        return self._commit(Effects(memories=tuple(mems), receipt=receipt), {}, result=json.dumps(list(used_ids)))
+
+    def receipt(self, key: str) -> str | None:
+        return self.store.receipt(key)
 
     # ---- reading ---------------------------------------------------------------------
     def get(self, memory_id: str) -> Memory:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ class Ref:
     def __init__(self, target: Any, remote: bool) -> None:
         self.target = target
         self.remote = remote
+        # A local target serves one call at a time, like an actor (remote refs are pickled: no lock).
+        self._lock = threading.RLock() if not remote else None
 
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         return self.result(self.submit(method, *args, **kwargs))
@@ -44,7 +47,9 @@ class Ref:
     def submit(self, method: str, *args: Any, **kwargs: Any) -> Any:
         if not self.remote:
             try:
-                return ("value", getattr(self.target, method)(*args, **kwargs))
+                assert self._lock is not None
+                with self._lock:
+                    return ("value", getattr(self.target, method)(*args, **kwargs))
             except Exception as exc:  # delivered by result(), like a Ray future
                 return ("error", exc)
         return getattr(self.target, method).remote(*args, **kwargs)
@@ -143,6 +148,7 @@ class Runtime:
         self._logs: dict[str, Ref] = {}
         self._engines: dict[str, Ref] = {}
         self._actors: list[Any] = []
+        self._lock = threading.RLock()  # one actor per project, even with concurrent callers
         if use_ray:
             init_ray(address or settings.runtime.ray_address or None)
         self.index = self._spawn(IndexService, settings.embedder.name, settings.embedder.batch_size)
@@ -170,11 +176,19 @@ class Runtime:
         return self.data_dir / "projects" / _slug(project)
 
     def log(self, project: str) -> Ref:
+        with self._lock:
+            return self._log(project)
+
+    def _log(self, project: str) -> Ref:
         if project not in self._logs:
-            self._logs[project] = self._spawn(LogService, self.project_dir(project), self.clock)
+            self._logs[project] = self._spawn(LogService, self.project_dir(project), self.clock, project)
         return self._logs[project]
 
     def engine(self, project: str) -> Ref:
+        with self._lock:
+            return self._engine(project)
+
+    def _engine(self, project: str) -> Ref:
         if project not in self._engines:
             glob = RemoteGlobal(self.global_engine) if self.use_ray else self.global_engine.target
             self._engines[project] = self._spawn(EngineService, project, self.data_dir, self.settings,
@@ -182,7 +196,16 @@ class Runtime:
         return self._engines[project]
 
     def projects_on_disk(self) -> list[str]:
-        return sorted(self._engines)
+        """Projects with stores under the data directory (named in their project.json)."""
+        import json
+
+        names = set(self._engines)
+        for marker in (self.data_dir / "projects").glob("*/project.json"):
+            try:
+                names.add(json.loads(marker.read_text(encoding="utf-8"))["project"])
+            except (OSError, ValueError, KeyError):
+                continue
+        return sorted(names)
 
     def shutdown(self) -> None:
         """Close every store and stop the actors (Ray itself is left to its owner)."""

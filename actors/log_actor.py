@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,10 +14,14 @@ from engine.models import Job, TurnIn, Unit
 class LogService:
     """Appends redacted units with their extract jobs (outbox) and serves read-only log views."""
 
-    def __init__(self, folder: Path, clock: Clock | None = None) -> None:
+    def __init__(self, folder: Path, clock: Clock | None = None, project: str | None = None) -> None:
         Path(folder).mkdir(parents=True, exist_ok=True)
         self.store = LogStore(Path(folder) / "log.sqlite")
         self.clock = clock or Clock()
+        if project is not None:  # lets a restarted sidecar find its projects by name
+            marker = Path(folder) / "project.json"
+            if not marker.exists():
+                marker.write_text(json.dumps({"project": project}), encoding="utf-8")
 
     def ping(self) -> int:
         return self.store.unit_count()
@@ -41,6 +46,21 @@ class LogService:
 
     def search(self, query: str, limit: int = 10, before_turn: int | None = None) -> list[object]:
         return list(self.store.search(query, limit=limit, before_turn=before_turn))
+
+    def timeline(self, around_turn: int | None = None, limit: int = 20) -> list[Unit]:
+        return self.store.timeline(around_turn=around_turn, limit=limit)
+
+    def window(self, unit_id: str, radius: int = 2) -> list[Unit]:
+        return self.store.window(unit_id, radius)
+
+    def enqueue(self, kind: str, key: str, payload: str) -> int | None:
+        return self.store.enqueue_job(kind, key, payload, self.clock.now_ms())
+
+    def jobs(self, state: str | None = None, kind: str | None = None, limit: int = 100) -> list[Job]:
+        return self.store.list_jobs(state=state, kind=kind, limit=limit)
+
+    def retry_job(self, job_id: int) -> None:
+        self.store.retry_job(job_id, self.clock.now_ms())
 
     def purge_units(self, ids: Sequence[str]) -> int:
         return self.store.purge_units(list(ids), self.clock.now_ms())

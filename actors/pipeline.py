@@ -118,13 +118,10 @@ class Pipeline:
         return decided
 
     def pending(self, project: str) -> int:
-        counts = self.rt.log(project).call("job_counts")
-        ecounts = self.rt.engine(project).call("job_counts")
-        live = 0
-        for c in (counts, ecounts):
-            for kind in c.values():
-                live += kind.get("pending", 0) + kind.get("running", 0)
-        return live
+        """Live jobs that this pipeline drains (extract on the log, adjudicate on the engine)."""
+        counts = self.rt.log(project).call("job_counts").get("extract", {})
+        ecounts = self.rt.engine(project).call("job_counts").get("adjudicate", {})
+        return sum(c.get("pending", 0) + c.get("running", 0) for c in (counts, ecounts))
 
     def drain(self, project: str, progress: Callable[[int], None] | None = None, max_rounds: int = 100_000) -> DrainReport:
         """Run every pending job of ``project`` to completion (or to its visible dead state)."""
@@ -169,3 +166,36 @@ class Pipeline:
 
     def stats(self, project: str) -> Stats:
         return self.rt.engine(project).call("stats")  # type: ignore[no-any-return]
+
+    # ---- feedback, misses and the log ---------------------------------------------------
+    def feedback(self, project: str, retrieval_id: str, answer: str, request_id: str = "") -> list[str]:
+        """Credit the memories that ``answer`` actually used (recognizer); idempotent on request id."""
+        import json
+
+        engine = self.rt.engine(project)
+        key = "feedback:" + (request_id or retrieval_id)
+        done = engine.call("receipt", key)
+        if done is not None:
+            return list(json.loads(done or "[]"))
+        injected = engine.call("injected", retrieval_id)
+        used = self.rt.adjudicator.call("recognize", answer, injected) if injected and answer.strip() else []
+        engine.call("credit_hits", retrieval_id, used, request_id)
+        return list(used)
+
+    def miss(self, project: str, query: str, tool: str = "", session: str = "") -> int | None:
+        """Record a memory miss as a durable, deduplicated ``repair`` job on the project's log."""
+        import hashlib
+        import json
+
+        key = "repair:" + hashlib.sha256(f"{session}\x1f{query.strip().casefold()}".encode()).hexdigest()[:24]
+        payload = json.dumps({"query": query, "tool": tool, "session": session})
+        return self.rt.log(project).call("enqueue", "repair", key, payload)  # type: ignore[no-any-return]
+
+    def log_search(self, project: str, query: str, limit: int = 10) -> list[Any]:
+        return self.rt.log(project).call("search", query, limit)  # type: ignore[no-any-return]
+
+    def log_timeline(self, project: str, around_turn: int | None = None, limit: int = 20) -> list[Unit]:
+        return self.rt.log(project).call("timeline", around_turn, limit)  # type: ignore[no-any-return]
+
+    def log_window(self, project: str, unit_id: str, radius: int = 2) -> list[Unit]:
+        return self.rt.log(project).call("window", unit_id, radius)  # type: ignore[no-any-return]

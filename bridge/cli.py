@@ -208,6 +208,53 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from actors.config import data_dir, load_settings
+    from bridge.server import serve, serve_detached
+
+    folder = data_dir(args.data_dir)
+    settings = load_settings(Path(args.config) if args.config else None)
+    if args.detach:
+        argv = ["serve", "--data-dir", str(folder), "--host", args.host, "--port", str(args.port)]
+        if args.config:
+            argv += ["--config", str(Path(args.config).resolve())]
+        if args.address:
+            argv += ["--address", args.address]
+        info = serve_detached(folder, argv)
+        _emit(args, info, lambda: print(f"dynmem sidecar listening on {info['url']} (pid {info['pid']})"))
+        return 0
+    return serve(folder, settings, host=args.host, port=args.port, address=args.address,
+                 ready=lambda msg: print(msg, flush=True))
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    from actors.config import data_dir
+    from bridge.server import stop_sidecar
+
+    stopped = stop_sidecar(data_dir(args.data_dir))
+    _emit(args, {"stopped": stopped}, lambda: print("sidecar stopped" if stopped else "no sidecar was running"))
+    return 0
+
+
+def cmd_plugin(args: argparse.Namespace) -> int:
+    import shutil
+
+    src = Path(__file__).resolve().parent / "opencode" / "dynmem.js"
+    if args.global_:
+        import os
+
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "opencode"
+    elif args.project:
+        base = Path(args.project).resolve() / ".opencode"
+    else:
+        raise InvalidInput("plugin install needs --project DIR or --global")
+    dest = base / "plugin" / "dynmem.js"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+    _emit(args, {"installed": str(dest)}, lambda: print(f"installed the opencode plugin at {dest}"))
+    return 0
+
+
 # ---- parser ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
@@ -276,6 +323,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--project", required=True, help="project name")
     s.add_argument("--purge", action="store_true", help="also erase the text and its source turns")
     s.set_defaults(func=cmd_forget)
+
+    s = sub.add_parser("serve", parents=[common], help="run the HTTP sidecar (FastAPI in a Ray actor)")
+    s.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    s.add_argument("--port", type=int, default=0, help="port (default: a free one, written to sidecar.json)")
+    s.add_argument("--address", help="join this Ray cluster (default: $RAY_ADDRESS, else a local Ray)")
+    s.add_argument("--detach", action="store_true", help="run in the background; return once it answers")
+    s.set_defaults(func=cmd_serve)
+
+    s = sub.add_parser("stop", parents=[common], help="stop the sidecar of this data directory")
+    s.set_defaults(func=cmd_stop)
+
+    s = sub.add_parser("plugin", parents=[common], help="install the opencode plugin")
+    s.add_argument("action", choices=["install"], help="what to do")
+    s.add_argument("--project", help="install into DIR/.opencode/plugin/")
+    s.add_argument("--global", dest="global_", action="store_true", help="install into $XDG_CONFIG_HOME/opencode/plugin/")
+    s.set_defaults(func=cmd_plugin)
     return p
 
 

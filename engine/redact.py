@@ -63,7 +63,9 @@ _DETECTORS: tuple[_Detector, ...] = (
     _d(
         "private_key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:[ \t]*\r?\n(?:[A-Za-z0-9-]+:[^\n]*|[A-Za-z0-9+/=]+))*)",
+        r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        # no END (a pasted or truncated key): the base64 lines and headers that follow
+        r"|(?:[ \t]*\r?\n(?:[A-Za-z0-9-]+:[^\n]*|[A-Za-z0-9+/=]+))*)",
     ),
     _d("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
     _d(
@@ -79,7 +81,10 @@ _DETECTORS: tuple[_Detector, ...] = (
     _d("slack_token", rf"{_L}xox[abposr]-[A-Za-z0-9-]{{10,}}{_R}"),
     _d("slack_token", rf"{_L}xapp-\d-[A-Za-z0-9-]{{10,}}{_R}"),
     _d("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}"),
-    _d("discord_webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}"),
+    _d(
+        "discord_webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}",
+    ),
     _d("stripe_key", rf"{_L}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}{_R}"),
     _d("stripe_key", rf"{_L}whsec_[A-Za-z0-9]{{24,}}{_R}"),
     _d("anthropic_key", rf"{_L}sk-ant-(?:[a-z]+\d*-)?{_B64URL}{{20,}}{_R}"),
@@ -91,7 +96,10 @@ _DETECTORS: tuple[_Detector, ...] = (
     _d("huggingface_token", rf"{_L}hf_[A-Za-z0-9]{{34,}}{_R}"),
     _d("twilio_key", r"\bSK[0-9a-fA-F]{32}\b"),
     _d("sendgrid_key", rf"{_L}SG\.{_B64URL}{{16,32}}\.{_B64URL}{{30,50}}{_R}"),
-    _d("discord_token", rf"{_L}[MNO][A-Za-z0-9_-]{{23,27}}\.[A-Za-z0-9_-]{{6,7}}\.[A-Za-z0-9_-]{{27,40}}{_R}"),
+    _d(
+        "discord_token",
+        rf"{_L}[MNO]{_B64URL}{{23,27}}\.{_B64URL}{{6,7}}\.{_B64URL}{{27,40}}{_R}",
+    ),
     _d("telegram_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
     _d("shopify_token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
     _d("digitalocean_token", r"\bdo[pro]_v1_[a-f0-9]{64}\b"),

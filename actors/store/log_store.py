@@ -153,7 +153,8 @@ class LogStore(JobsFile):
         prepared = [_prepare(t, now_ms) for t in turns]
         out: list[tuple[Unit, bool]] = []
         with self._write("append turns") as conn:
-            next_turn = int(conn.execute("SELECT COALESCE(MAX(turn), 0) FROM units").fetchone()[0]) + 1
+            last = conn.execute("SELECT COALESCE(MAX(turn), 0) FROM units").fetchone()[0]
+            next_turn = int(last) + 1
             for p in prepared:
                 row = conn.execute(
                     f"SELECT {_UNIT_COLUMNS}, content_hash FROM units WHERE request_id = ?",

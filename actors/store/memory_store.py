@@ -274,7 +274,8 @@ class MemoryStore(JobsFile):
                 enqueue(conn, job.kind, job.key, job.payload, now_ms)
             conn.executemany(
                 "INSERT INTO embeddings (memory_id, dim, vector) VALUES (?, ?, ?) "
-                "ON CONFLICT (memory_id) DO UPDATE SET dim = excluded.dim, vector = excluded.vector",
+                "ON CONFLICT (memory_id) DO UPDATE SET "
+                "dim = excluded.dim, vector = excluded.vector",
                 [(i, dim, blob) for i, (dim, blob) in blobs.items()],
             )
             if effects.step is not None:

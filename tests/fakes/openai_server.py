@@ -3,7 +3,7 @@
 It answers ``GET /v1/models``, ``POST /v1/chat/completions`` (plain JSON, or SSE chunks when
 the body has ``"stream": true``, in the format the OpenAI SDKs and the Vercel AI SDK's
 ``@ai-sdk/openai-compatible`` provider parse) and ``POST /v1/embeddings`` (deterministic
-bag-of-words vectors, float or base64). Every request is recorded (path, headers, JSON body),
+bag-of-words vectors, float or base64). Every request is recorded (path, headers with lowercase names, JSON body),
 in memory and optionally as JSON Lines.
 
 A script is a list of rules tried in order; the first rule whose conditions all hold answers.
@@ -237,7 +237,7 @@ class FakeOpenAI:
 
     # -- request handling (called from handler threads) -------------------------------------
     def _record(self, method: str, path: str, headers: Mapping[str, str], body: Any) -> None:
-        entry = {"ts": time.time(), "method": method, "path": path, "headers": dict(headers), "body": body}
+        entry = {"ts": time.time(), "method": method, "path": path, "headers": {k.lower(): v for k, v in headers.items()}, "body": body}
         with self._lock:
             self.requests.append(entry)
             if self.record_path is not None:

@@ -40,7 +40,7 @@ def test_default_answer_is_ok_and_the_request_is_recorded(fake: FakeOpenAI) -> N
     assert reply.usage is not None and reply.usage.total_tokens > 0
     (req,) = fake.requests
     assert req["path"] == "/v1/chat/completions"
-    assert req["headers"]["Authorization"] == "Bearer dummy"
+    assert req["headers"]["authorization"] == "Bearer dummy"
     assert req["body"]["messages"][-1]["content"] == "hello"
 
 
@@ -182,9 +182,12 @@ def test_a_hang_times_out_in_the_client_and_stop_wakes_it() -> None:
     # __exit__ returned promptly although a handler was still sleeping
 
 
-def test_malformed_json_body_is_a_client_side_error() -> None:
-    with FakeOpenAI([{"malformed": True}]) as fake, pytest.raises(openai.APIResponseValidationError):
-        ask(client_for(fake), "x")
+def test_malformed_json_body_fails_to_decode_in_the_client() -> None:
+    with FakeOpenAI([{"malformed": True, "times": 1}]) as fake:
+        client = client_for(fake)
+        with pytest.raises(json.JSONDecodeError):
+            ask(client, "x")
+        assert ask(client, "x").choices[0].message.content == "OK."  # control
 
 
 def test_wrong_shape_json_has_no_choices() -> None:

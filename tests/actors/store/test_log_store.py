@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,6 +114,45 @@ def test_survives_reopen(tmp_path: Path) -> None:
         assert s.list_jobs() == jobs_before
         assert s.append([turn("c", rid="r3")], 2)[0][0].id == "u3"
         assert s.search("a")[0].unit.id == "u1"
+
+
+_WRITER = """
+import sys, time
+from actors.store.log_store import LogStore
+from engine.models import TurnIn
+store = LogStore(sys.argv[1])
+for i in range(20):
+    store.append([TurnIn(project="p", user=f"turn {i}", request_id=f"r{i}")], now_ms=i)
+    print(f"acked r{i}", flush=True)
+time.sleep(60)
+"""
+
+
+def test_acknowledged_appends_survive_kill_9(tmp_path: Path) -> None:
+    path = tmp_path / "log.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        acked = [proc.stdout.readline().strip() for _ in range(20)]
+        assert acked[-1] == "acked r19"
+        os.kill(proc.pid, signal.SIGKILL)  # no close, no checkpoint
+    finally:
+        proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    assert proc.returncode == -signal.SIGKILL
+    with LogStore(path) as s:
+        assert s.unit_count() == 20
+        assert [u.request_id for u in s.timeline(limit=20)] == [f"r{i}" for i in range(20)]
+        assert s.job_counts() == {"extract": {"pending": 20}}
+
+
+def test_schema_migrations_are_recorded(store: LogStore) -> None:
+    with store._read("schema") as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")]
+    assert names == ["0001_units_fts", "jobs_table"]
 
 
 @pytest.fixture

@@ -1,0 +1,190 @@
+"""The HTTP API (FastAPI): validation, auth, one error table, and calls into the pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from actors.pipeline import Pipeline
+from actors.wire import ForgetRequest, RecallRequest, RememberRequest
+from bridge import wire
+from bridge.auth import Tokens
+from engine import errors as E
+from engine.history import parse_ts
+from engine.models import TurnIn
+
+VERSION = "0.1.0"
+MAX_BODY_BYTES = 1_048_576
+
+# One table from error class to HTTP status; the first matching class wins (most specific first).
+STATUS: tuple[tuple[type[E.DynmemError], int], ...] = (
+    (E.Forbidden, 403),
+    (E.AuthError, 401),
+    (E.ScopeViolation, 403),
+    (E.NotFound, 404),
+    (E.Conflict, 409),
+    (E.PayloadTooLarge, 413),
+    (E.BudgetExceeded, 429),
+    (E.RateLimited, 429),
+    (E.InvalidInput, 422),
+    (E.StoreError, 503),
+    (E.IndexError_, 503),
+    (E.ModelError, 503),
+    (E.ServiceUnavailable, 503),
+)
+
+
+def status_of(exc: E.DynmemError) -> int:
+    return next((code for cls, code in STATUS if isinstance(exc, cls)), 500)
+
+
+def _err(status: int, message: str, code: str) -> JSONResponse:
+    return JSONResponse({"error": message, "code": code}, status_code=status)
+
+
+def _mem_out(m: Any) -> wire.MemoryOut:
+    return wire.MemoryOut(id=m.id, text=m.text, state=m.state.value, pool=m.pool.value, kind=m.kind.value,
+                          tier=m.tier.value, scope=m.scope, key=m.key, evidence=m.evidence,
+                          valid_from_ms=m.valid_from_ms, valid_to_ms=m.valid_to_ms, sensitivity=m.sensitivity.value)
+
+
+def _unit_out(u: Any, snippet: str | None = None) -> wire.UnitOut:
+    return wire.UnitOut(id=u.id, turn=u.turn, session=u.session, ts_ms=u.ts_ms, user=u.user, assistant=u.assistant,
+                        snippet=snippet)
+
+
+def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None] = lambda p: None) -> FastAPI:
+    """Build the app over a pipeline; ``on_observe`` wakes the background worker for a project."""
+    tokens = Tokens(data_dir)
+    app = FastAPI(title="dynamics-memory", version=VERSION,
+                  description="Long-term project memory for coding agents. Every route but /v1/health needs a bearer token.")
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        path = request.url.path
+        if request.method in ("POST", "PATCH", "PUT"):
+            length = request.headers.get("content-length")
+            if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+                return _err(413, f"request body over {MAX_BODY_BYTES} bytes", E.PayloadTooLarge.code)
+            body = await request.body()
+            if len(body) > MAX_BODY_BYTES:
+                return _err(413, f"request body over {MAX_BODY_BYTES} bytes", E.PayloadTooLarge.code)
+            ctype = request.headers.get("content-type", "")
+            if body and "json" not in ctype.lower():
+                return _err(415, "send JSON (Content-Type: application/json)", "unsupported_media_type")
+        if path.startswith("/v1/") and path != "/v1/health":
+            try:
+                if request.method == "POST" and path.startswith("/v1/reviews/"):
+                    tokens.check_review(request.headers.get("authorization"))
+                else:
+                    tokens.check_api(request.headers.get("authorization"))
+            except E.DynmemError as exc:
+                return _err(status_of(exc), exc.message, exc.code)
+        return await call_next(request)
+
+    @app.exception_handler(E.DynmemError)
+    async def dynmem_error(request: Request, exc: E.DynmemError) -> JSONResponse:
+        return _err(status_of(exc), exc.message, exc.code)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errs = exc.errors()
+        if errs and errs[0].get("type") == "json_invalid":
+            return _err(400, "malformed JSON body", "malformed_json")
+        first = errs[0] if errs else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return _err(422, f"{where or 'body'}: {first.get('msg')}", E.InvalidInput.code)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return _err(exc.status_code, str(exc.detail), code)
+
+    @app.exception_handler(Exception)
+    async def internal(request: Request, exc: Exception) -> JSONResponse:
+        return _err(500, f"internal error ({type(exc).__name__})", "internal")
+
+    @app.get("/v1/health", response_model=wire.Health)
+    def health() -> wire.Health:
+        return wire.Health(ok=True, version=VERSION)
+
+    @app.post("/v1/observe", response_model=wire.ObserveReply)
+    def observe(body: wire.ObserveBody) -> wire.ObserveReply:
+        ts_ms = parse_ts(body.ts) if body.ts else None
+        ack = pipe.observe([TurnIn(project=body.project, session=body.session, user=body.user,
+                                   assistant=body.assistant, ts_ms=ts_ms, request_id=body.request_id)])[0]
+        on_observe(body.project)
+        return wire.ObserveReply(unit_id=ack.unit_id, turn=ack.turn, created=ack.created)
+
+    @app.post("/v1/recall", response_model=wire.RecallReply)
+    def recall(body: wire.RecallBody) -> wire.RecallReply:
+        res = pipe.recall(RecallRequest(project=body.project, query=body.query, k=body.k,
+                                        budget_tokens=body.budget_tokens, passive=body.passive,
+                                        as_of_ms=parse_ts(body.as_of) if body.as_of else None))
+        return wire.RecallReply(
+            retrieval_id=res.retrieval_id, abstained=res.abstained, context=res.context,
+            memories=[wire.RecalledMemory(id=m.id, text=m.text, score=m.score, state=m.state, scope=m.scope, kind=m.kind)
+                      for m in res.memories],
+            conflicts=[wire.ConflictLine(**c.model_dump()) for c in res.conflicts])
+
+    @app.post("/v1/feedback", response_model=wire.FeedbackReply)
+    def feedback(body: wire.FeedbackBody) -> wire.FeedbackReply:
+        return wire.FeedbackReply(used=pipe.feedback(body.project, body.retrieval_id, body.answer, body.request_id or ""))
+
+    @app.get("/v1/memories", response_model=wire.MemoryList)
+    def list_memories(project: str, state: str | None = None) -> wire.MemoryList:
+        return wire.MemoryList(memories=[_mem_out(m) for m in pipe.memories(project, state)])
+
+    @app.post("/v1/memories", response_model=wire.RememberReply)
+    def remember(body: wire.RememberBody) -> wire.RememberReply:
+        rep = pipe.remember(RememberRequest(project=body.project, text=body.text, scope=body.scope, tier=body.tier,
+                                            ttl_hours=body.ttl_hours, sensitivity=body.sensitivity,
+                                            request_id=body.request_id or ""))
+        return wire.RememberReply(memory_ids=list(rep.memory_ids), outcomes=rep.outcomes)
+
+    @app.get("/v1/memories/{memory_id}", response_model=wire.MemoryOut)
+    def show(memory_id: str, project: str) -> wire.MemoryOut:
+        return _mem_out(pipe.detail(project, memory_id).memory)
+
+    @app.get("/v1/memories/{memory_id}/why")
+    def why(memory_id: str, project: str, query: str | None = None) -> dict[str, Any]:
+        d = pipe.detail(project, memory_id)
+        res = pipe.recall(RecallRequest(project=project, query=query or d.memory.text, passive=True, k=50,
+                                        budget_tokens=8192))
+        hit = next((m for m in res.memories if m.id == memory_id), None)
+        return {"memory": _mem_out(d.memory).model_dump(), "why": hit.why.model_dump() if hit else None,
+                "history": [e.model_dump(mode="json") for e in d.history],
+                "versions": [_mem_out(v).model_dump() for v in d.versions]}
+
+    @app.delete("/v1/memories/{memory_id}", response_model=wire.ForgetReply)
+    def forget(memory_id: str, project: str, purge: bool = False) -> wire.ForgetReply:
+        res = pipe.forget(ForgetRequest(project=project, memory_id=memory_id, purge=purge))
+        return wire.ForgetReply(retired=list(res.retired), purged=res.purged)
+
+    @app.post("/v1/miss", response_model=wire.MissReply)
+    def miss(body: wire.MissBody) -> wire.MissReply:
+        return wire.MissReply(job_id=pipe.miss(body.project, body.query, body.tool, body.session))
+
+    @app.post("/v1/log/search", response_model=wire.UnitList)
+    def log_search(body: wire.LogSearchBody) -> wire.UnitList:
+        return wire.UnitList(units=[_unit_out(h.unit, h.snippet) for h in pipe.log_search(body.project, body.query, body.limit)])
+
+    @app.post("/v1/log/timeline", response_model=wire.UnitList)
+    def log_timeline(body: wire.LogTimelineBody) -> wire.UnitList:
+        return wire.UnitList(units=[_unit_out(u) for u in pipe.log_timeline(body.project, body.around_turn, body.limit)])
+
+    @app.post("/v1/log/window", response_model=wire.UnitList)
+    def log_window(body: wire.LogWindowBody) -> wire.UnitList:
+        return wire.UnitList(units=[_unit_out(u) for u in pipe.log_window(body.project, body.unit_id, body.radius)])
+
+    @app.get("/v1/stats")
+    def stats(project: str) -> dict[str, Any]:
+        return pipe.stats(project).model_dump()
+
+    return app

@@ -1,0 +1,650 @@
+// dynamics-memory plugin for opencode (plugin API 1.18.x).
+//
+// Injects what the project memory knows into the system prompt, captures every finished turn
+// (through an outbox file, so a turn survives opencode exiting or being killed), sends
+// feedback, and gives the agent memory and log tools. It talks to the `dynmem serve` sidecar
+// over HTTP on 127.0.0.1 and starts it when none answers. No npm dependency: node: builtins
+// and the global fetch only. Hooks never throw; problems go to <data-dir>/logs/opencode-plugin.log.
+//
+// Only plugin functions are exported: opencode calls every export of a plugin module.
+
+import { spawn } from "node:child_process";
+import { createHash, randomUUID } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const TITLE_PREFIX = "You are a title generator";
+const LOG_MAX_BYTES = 1_000_000;
+const SPAWN_BACKOFF_MS = 60_000; // do not respawn a failing sidecar more than once a minute
+const HEALTH_TTL_MS = 30_000; // re-check a known-good sidecar after this long
+
+// ---------------------------------------------------------------------------------------------
+// settings
+
+function intEnv(env, name, fallback) {
+  const n = Number.parseInt(env[name] ?? "", 10);
+  return Number.isFinite(n) && n >= 0 ? n : fallback;
+}
+
+function settingsFrom(env) {
+  const home = env.HOME || os.homedir();
+  const dataDir = env.DYNMEM_HOME
+    ? path.resolve(env.DYNMEM_HOME)
+    : path.join(env.XDG_DATA_HOME || path.join(home, ".local", "share"), "dynmem");
+  return {
+    dataDir,
+    bin: env.DYNMEM_BIN || "dynmem",
+    disabled: env.DYNMEM_DISABLE === "1",
+    autostart: env.DYNMEM_AUTOSTART !== "0",
+    project: env.DYNMEM_PROJECT || "",
+    startTimeoutMs: intEnv(env, "DYNMEM_START_TIMEOUT_MS", 20_000),
+    recallTimeoutMs: intEnv(env, "DYNMEM_RECALL_TIMEOUT_MS", 8_000),
+    requestTimeoutMs: intEnv(env, "DYNMEM_REQUEST_TIMEOUT_MS", 10_000),
+    disposeTimeoutMs: intEnv(env, "DYNMEM_DISPOSE_TIMEOUT_MS", 5_000),
+    budgetTokens: intEnv(env, "DYNMEM_BUDGET_TOKENS", 0),
+  };
+}
+
+function sha(text, n = 32) {
+  return createHash("sha256").update(text).digest("hex").slice(0, n);
+}
+
+function ensureDir(dir) {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
+
+// ---------------------------------------------------------------------------------------------
+// log file (never stdout: opencode owns the terminal)
+
+class Log {
+  constructor(file) {
+    this.file = file;
+  }
+
+  write(level, msg, extra) {
+    try {
+      ensureDir(path.dirname(this.file));
+      try {
+        if (fs.statSync(this.file).size > LOG_MAX_BYTES) fs.renameSync(this.file, `${this.file}.1`);
+      } catch {
+        // no log yet
+      }
+      const line = { ts: new Date().toISOString(), pid: process.pid, level, msg, ...(extra || {}) };
+      fs.appendFileSync(this.file, `${JSON.stringify(line)}\n`, { mode: 0o600 });
+    } catch {
+      // logging must never break opencode
+    }
+  }
+
+  info(msg, extra) {
+    this.write("info", msg, extra);
+  }
+
+  error(msg, extra) {
+    this.write("error", msg, extra);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sidecar connection
+
+class SidecarError extends Error {
+  constructor(message, { status = 0, code = "unavailable", retry = true } = {}) {
+    super(message);
+    this.name = "SidecarError";
+    this.status = status;
+    this.code = code;
+    this.retry = retry; // false: the sidecar refused this request for good (4xx)
+  }
+}
+
+class Sidecar {
+  constructor(settings, log) {
+    this.s = settings;
+    this.log = log;
+    this.conn = null; // {url, token}
+    this.checkedAt = 0;
+    this.spawnedAt = -Infinity;
+    this.pending = null;
+  }
+
+  readInfo() {
+    try {
+      const info = JSON.parse(fs.readFileSync(path.join(this.s.dataDir, "sidecar.json"), "utf8"));
+      if (!info || typeof info.url !== "string") return null;
+      let token = "";
+      if (info.token_file) {
+        const file = path.isAbsolute(info.token_file) ? info.token_file : path.join(this.s.dataDir, info.token_file);
+        token = fs.readFileSync(file, "utf8").trim();
+      }
+      return { url: info.url.replace(/\/+$/, ""), token };
+    } catch {
+      return null;
+    }
+  }
+
+  async healthy(conn) {
+    try {
+      const res = await fetch(`${conn.url}/v1/health`, { signal: AbortSignal.timeout(1_500) });
+      if (!res.ok) return false;
+      const body = await res.json();
+      return body?.ok === true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** A live connection, starting the sidecar when none answers; null when it cannot be had. */
+  connect() {
+    if (this.conn && Date.now() - this.checkedAt < HEALTH_TTL_MS) return Promise.resolve(this.conn);
+    if (!this.pending) {
+      this.pending = this.establish().finally(() => {
+        this.pending = null;
+      });
+    }
+    return this.pending;
+  }
+
+  async establish() {
+    const found = this.readInfo();
+    if (found && (await this.healthy(found))) return this.remember(found);
+    this.conn = null;
+    if (!this.s.autostart || Date.now() - this.spawnedAt < SPAWN_BACKOFF_MS) return null;
+    this.spawnedAt = Date.now();
+    this.start();
+    const deadline = Date.now() + this.s.startTimeoutMs;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      const info = this.readInfo();
+      if (info && (await this.healthy(info))) {
+        this.log.info("sidecar started", { url: info.url });
+        return this.remember(info);
+      }
+    }
+    this.log.error("sidecar did not answer in time", { timeout_ms: this.s.startTimeoutMs });
+    return null;
+  }
+
+  remember(conn) {
+    this.conn = conn;
+    this.checkedAt = Date.now();
+    return conn;
+  }
+
+  start() {
+    try {
+      ensureDir(path.join(this.s.dataDir, "logs"));
+      const out = fs.openSync(path.join(this.s.dataDir, "logs", "sidecar-start.log"), "a", 0o600);
+      const child = spawn(this.s.bin, ["serve", "--detach"], {
+        detached: true,
+        stdio: ["ignore", out, out],
+        env: { ...process.env, DYNMEM_HOME: this.s.dataDir },
+      });
+      child.on("error", (err) => this.log.error("cannot start the sidecar", { bin: this.s.bin, error: String(err) }));
+      child.unref();
+      fs.closeSync(out);
+      this.log.info("starting the sidecar", { bin: this.s.bin });
+    } catch (err) {
+      this.log.error("cannot start the sidecar", { bin: this.s.bin, error: String(err) });
+    }
+  }
+
+  /** One JSON request; throws SidecarError. */
+  async request(method, route, body, timeoutMs = this.s.requestTimeoutMs) {
+    const conn = await this.connect();
+    if (!conn) throw new SidecarError("the dynmem sidecar is not running");
+    let res;
+    try {
+      res = await fetch(`${conn.url}${route}`, {
+        method,
+        headers: { "content-type": "application/json", authorization: `Bearer ${conn.token}` },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      this.conn = null; // look again next time (the sidecar may have moved or died)
+      throw new SidecarError(`sidecar request failed: ${err?.name === "TimeoutError" ? "timeout" : String(err)}`);
+    }
+    const text = await res.text();
+    let data = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      data = null;
+    }
+    if (!res.ok) {
+      const retry = res.status >= 500 || res.status === 408 || res.status === 429 || res.status === 401;
+      if (res.status === 401) this.conn = null; // the token may have been rotated by a restart
+      throw new SidecarError(data?.error || `HTTP ${res.status}`, { status: res.status, code: data?.code || "http", retry });
+    }
+    return data;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// outbox: append the request first, send, then acknowledge. Append-only lines
+// ({"id", "method", "route", "body"} and {"ack": id}); compaction renames the file away and
+// re-appends what is still pending, so concurrent opencode processes never lose a line.
+
+class Outbox {
+  constructor(dir, project, log) {
+    this.dir = dir;
+    this.file = path.join(dir, `${sha(project, 16)}.jsonl`);
+    this.log = log;
+  }
+
+  append(entry) {
+    ensureDir(this.dir);
+    fs.appendFileSync(this.file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+  }
+
+  ack(id) {
+    try {
+      fs.appendFileSync(this.file, `${JSON.stringify({ ack: id })}\n`, { mode: 0o600 });
+    } catch (err) {
+      this.log.error("outbox ack failed", { error: String(err) });
+    }
+  }
+
+  static parse(text) {
+    const entries = new Map();
+    const acks = new Set();
+    for (const line of text.split("\n")) {
+      if (!line.trim()) continue;
+      try {
+        const obj = JSON.parse(line);
+        if (obj.ack) acks.add(obj.ack);
+        else if (obj.id) entries.set(obj.id, obj);
+      } catch {
+        // a torn last line from a killed process: skip it
+      }
+    }
+    return [...entries.values()].filter((e) => !acks.has(e.id));
+  }
+
+  pending() {
+    try {
+      return Outbox.parse(fs.readFileSync(this.file, "utf8"));
+    } catch {
+      return [];
+    }
+  }
+
+  compact() {
+    const tmp = `${this.file}.${process.pid}.${randomUUID().slice(0, 8)}`;
+    try {
+      fs.renameSync(this.file, tmp);
+    } catch {
+      return; // nothing to compact
+    }
+    try {
+      const left = Outbox.parse(fs.readFileSync(tmp, "utf8"));
+      for (const e of left) this.append(e);
+      fs.unlinkSync(tmp);
+    } catch (err) {
+      this.log.error("outbox compaction failed", { error: String(err) });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// turn capture
+
+function textOfParts(parts) {
+  return (parts || [])
+    .filter((p) => p && p.type === "text" && typeof p.text === "string" && !p.synthetic && !p.ignored)
+    .map((p) => p.text)
+    .join("\n")
+    .trim();
+}
+
+/** The last finished user+assistant pair of a session's message list ({info, parts}[]). */
+function lastTurn(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.info?.role !== "assistant") continue;
+    const answer = textOfParts(m.parts);
+    // the answer of a turn is spread over its steps: gather the assistant texts after the user message
+    let j = i;
+    while (j >= 0 && messages[j]?.info?.role !== "user") j--;
+    if (j < 0) return null;
+    const user = messages[j];
+    const answers = messages
+      .slice(j + 1, i + 1)
+      .filter((x) => x?.info?.role === "assistant")
+      .map((x) => textOfParts(x.parts))
+      .filter(Boolean);
+    return {
+      userId: user.info.id,
+      assistantId: m.info.id,
+      user: textOfParts(user.parts),
+      assistant: answers.join("\n\n") || answer,
+      ts: m.info.time?.completed ?? m.info.time?.created ?? Date.now(),
+    };
+  }
+  return null;
+}
+
+function formatMemories(result) {
+  const lines = (result?.memories || []).map(
+    (m) => `[${m.id}] ${m.text} (score ${Number(m.score ?? 0).toFixed(2)}, ${m.state}, ${m.scope}, ${m.kind})`,
+  );
+  for (const c of result?.conflicts || []) lines.push(`conflict: ${typeof c === "string" ? c : JSON.stringify(c)}`);
+  return lines.length ? lines.join("\n") : "No memory matches.";
+}
+
+function formatUnits(result) {
+  const rows = Array.isArray(result)
+    ? result
+    : result?.units || result?.results || result?.hits || result?.turns || result?.items || null;
+  if (!Array.isArray(rows)) return JSON.stringify(result, null, 2);
+  if (!rows.length) return "No turns found.";
+  return rows
+    .map((u) => {
+      const head = `[${u.unit_id ?? u.id ?? "?"}] turn ${u.turn ?? "?"}${u.session ? ` (session ${u.session})` : ""}${u.ts ? ` ${u.ts}` : ""}`;
+      const body = u.snippet ?? [u.user && `user: ${u.user}`, u.assistant && `assistant: ${u.assistant}`].filter(Boolean).join("\n");
+      return `${head}\n${body}`;
+    })
+    .join("\n\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// the plugin
+
+const active = new WeakSet(); // inputs already served: opencode may call the default and named export
+
+export const DynmemPlugin = async (input = {}, options = {}) => {
+  const settings = { ...settingsFrom(process.env), ...(options && typeof options === "object" ? options : {}) };
+  if (settings.disabled || active.has(input)) return {};
+  if (input && typeof input === "object") active.add(input);
+
+  const log = new Log(path.join(settings.dataDir, "logs", "opencode-plugin.log"));
+  const worktree = input.worktree && input.worktree !== "/" ? input.worktree : "";
+  const project = settings.project || input.directory || worktree || process.cwd();
+  const sidecar = new Sidecar(settings, log);
+  const outbox = new Outbox(path.join(settings.dataDir, "outbox"), project, log);
+  const client = input.client;
+
+  const inflight = new Set();
+  const sending = new Set(); // outbox ids this process is sending right now
+  const sessions = new Map(); // sessionID -> {userText, query, recall, retrievalId, fedBack, observed}
+  const messages = new Map(); // messageID -> {sessionID, role, parentID, parts: Map}
+
+  function track(promise) {
+    const p = Promise.resolve(promise).catch((err) => log.error("background task failed", { error: String(err) }));
+    inflight.add(p);
+    p.finally(() => inflight.delete(p));
+    return p;
+  }
+
+  function session(id) {
+    let s = sessions.get(id);
+    if (!s) {
+      s = { userText: "", query: "", recall: null, retrievalId: "", abstained: true, fedBack: new Set(), observed: new Set() };
+      sessions.set(id, s);
+    }
+    return s;
+  }
+
+  async function send(entry) {
+    if (sending.has(entry.id)) return;
+    sending.add(entry.id);
+    try {
+      await sidecar.request(entry.method, entry.route, entry.body);
+      outbox.ack(entry.id);
+    } catch (err) {
+      if (err instanceof SidecarError && !err.retry) {
+        log.error("sidecar refused an outbox entry; dropping it", { route: entry.route, status: err.status, code: err.code });
+        outbox.ack(entry.id);
+      } else {
+        log.info("outbox entry kept for later", { route: entry.route, error: String(err?.message || err) });
+      }
+    } finally {
+      sending.delete(entry.id);
+    }
+  }
+
+  /** Persist first, then send; the entry stays in the outbox until the sidecar acknowledges it. */
+  function deliver(route, body) {
+    const entry = { id: body.request_id, method: "POST", route, body, ts: Date.now() };
+    outbox.append(entry);
+    return track(send(entry).then(() => outbox.compact()));
+  }
+
+  async function replay() {
+    const entries = outbox.pending();
+    if (!entries.length) return;
+    log.info("replaying the outbox", { entries: entries.length });
+    for (const e of entries) await send(e);
+    outbox.compact();
+  }
+
+  async function fetchTurn(sessionID) {
+    if (client?.session?.messages) {
+      try {
+        const res = await Promise.race([
+          client.session.messages({ path: { id: sessionID } }),
+          new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), 3_000)),
+        ]);
+        const list = Array.isArray(res) ? res : res?.data;
+        if (Array.isArray(list)) {
+          const turn = lastTurn(list);
+          if (turn) return turn;
+        }
+      } catch (err) {
+        log.info("session.messages failed; using captured events", { error: String(err) });
+      }
+    }
+    // fall back to what the event stream showed us
+    const list = [...messages.entries()]
+      .filter(([, m]) => m.sessionID === sessionID)
+      .map(([id, m]) => ({ info: { id, role: m.role, time: m.time }, parts: [...m.parts.values()] }));
+    return lastTurn(list);
+  }
+
+  async function onIdle(sessionID) {
+    const s = session(sessionID);
+    const turn = await fetchTurn(sessionID);
+    if (!turn || !turn.user || s.observed.has(turn.assistantId)) return;
+    s.observed.add(turn.assistantId);
+    const ts = new Date(typeof turn.ts === "number" ? turn.ts : Date.parse(turn.ts) || Date.now()).toISOString();
+    const observe = deliver("/v1/observe", {
+      project,
+      session: sessionID,
+      user: turn.user,
+      assistant: turn.assistant,
+      ts,
+      request_id: `oc-${sha(`${sessionID}:${turn.assistantId}`)}`,
+    });
+    if (s.retrievalId && !s.abstained && !s.fedBack.has(s.retrievalId)) {
+      s.fedBack.add(s.retrievalId);
+      deliver("/v1/feedback", {
+        project,
+        retrieval_id: s.retrievalId,
+        answer: turn.assistant,
+        request_id: `fb-${sha(`${s.retrievalId}:${turn.assistantId}`)}`,
+      });
+    }
+    for (const [id, m] of messages) if (m.sessionID === sessionID) messages.delete(id);
+    await observe;
+    await replay(); // older entries a failed send left behind
+  }
+
+  async function recallFor(sessionID, query) {
+    const s = session(sessionID);
+    if (s.recall && s.query === query) return s.recall; // every step of a turn shares one recall
+    const body = { project, query };
+    if (settings.budgetTokens) body.budget_tokens = settings.budgetTokens;
+    const result = await sidecar.request("POST", "/v1/recall", body, settings.recallTimeoutMs);
+    s.query = query;
+    s.recall = result;
+    s.retrievalId = result?.retrieval_id || "";
+    s.abstained = Boolean(result?.abstained) || !result?.context;
+    return result;
+  }
+
+  function miss(query, tool, sessionID) {
+    track(sidecar.request("POST", "/v1/miss", { project, query: query || tool, tool, session: sessionID }).catch((err) =>
+      log.info("miss not recorded", { error: String(err?.message || err) }),
+    ));
+  }
+
+  async function toolCall(name, fn) {
+    try {
+      return await fn();
+    } catch (err) {
+      log.error("tool failed", { tool: name, error: String(err?.message || err) });
+      return `dynmem: ${name} failed: ${err?.message || err}`;
+    }
+  }
+
+  const pid = (id) => encodeURIComponent(String(id ?? ""));
+  const q = () => `project=${encodeURIComponent(project)}`;
+
+  // first contact: find or start the sidecar, then send what earlier runs left behind
+  track(sidecar.connect().then((conn) => conn && replay()));
+  log.info("plugin loaded", { project });
+
+  return {
+    "chat.message": async (hookInput, output) => {
+      try {
+        const text = textOfParts(output?.parts);
+        if (text && hookInput?.sessionID) session(hookInput.sessionID).userText = text;
+      } catch (err) {
+        log.error("chat.message failed", { error: String(err) });
+      }
+    },
+
+    "experimental.chat.system.transform": async (hookInput, output) => {
+      try {
+        const system = output?.system;
+        if (!Array.isArray(system)) return;
+        if (typeof system[0] === "string" && system[0].startsWith(TITLE_PREFIX)) return;
+        const sessionID = hookInput?.sessionID;
+        const query = sessionID ? sessions.get(sessionID)?.userText : "";
+        if (!query) return;
+        const result = await recallFor(sessionID, query);
+        if (result?.context) system.push(result.context);
+      } catch (err) {
+        log.error("recall failed; no memory injected", { error: String(err?.message || err) });
+      }
+    },
+
+    event: async ({ event } = {}) => {
+      try {
+        const props = event?.properties || {};
+        if (event?.type === "message.updated" && props.info?.id) {
+          const m = messages.get(props.info.id) || { parts: new Map() };
+          Object.assign(m, { sessionID: props.info.sessionID, role: props.info.role, time: props.info.time });
+          messages.set(props.info.id, m);
+        } else if (event?.type === "message.part.updated" && props.part?.messageID && props.part.type === "text") {
+          const m = messages.get(props.part.messageID) || { parts: new Map(), sessionID: props.part.sessionID };
+          m.parts.set(props.part.id, props.part);
+          messages.set(props.part.messageID, m);
+        } else if (
+          (event?.type === "session.idle" && props.sessionID) ||
+          (event?.type === "session.status" && props.status?.type === "idle" && props.sessionID)
+        ) {
+          track(onIdle(props.sessionID));
+        }
+      } catch (err) {
+        log.error("event handler failed", { type: event?.type, error: String(err) });
+      }
+    },
+
+    tool: {
+      memory_search: {
+        description:
+          "Search the long-term project memory (facts, decisions and preferences from earlier sessions). Returns one memory per line with its id.",
+        args: { query: { type: "string", description: "what to look for" } },
+        execute: (args) =>
+          toolCall("memory_search", async () =>
+            formatMemories(await sidecar.request("POST", "/v1/recall", { project, query: String(args?.query ?? ""), k: 8, passive: true })),
+          ),
+      },
+      memory_why: {
+        description: "Explain a memory: where it came from, its evidence and history.",
+        args: { id: { type: "string", description: "memory id, as shown by memory_search" } },
+        execute: (args) =>
+          toolCall("memory_why", async () =>
+            JSON.stringify(await sidecar.request("GET", `/v1/memories/${pid(args?.id)}/why?${q()}`), null, 2),
+          ),
+      },
+      memory_forget: {
+        description: "Forget (retract) a memory that is wrong or must not be used any more.",
+        args: { id: { type: "string", description: "memory id, as shown by memory_search" } },
+        execute: (args) =>
+          toolCall("memory_forget", async () => {
+            const res = await sidecar.request("DELETE", `/v1/memories/${pid(args?.id)}?${q()}`);
+            return `Forgot memory ${args?.id}.${res ? ` ${JSON.stringify(res)}` : ""}`;
+          }),
+      },
+      memory_remember: {
+        description: "Store a fact, decision or preference in the long-term project memory.",
+        args: { text: { type: "string", description: "one self-contained sentence" } },
+        execute: (args) =>
+          toolCall("memory_remember", async () => {
+            const res = await sidecar.request("POST", "/v1/memories", { project, text: String(args?.text ?? "") });
+            const id = res?.id ?? res?.memory?.id ?? res?.memory_id;
+            return id ? `Remembered as ${id}.` : `Remembered. ${JSON.stringify(res)}`;
+          }),
+      },
+      log_search: {
+        description: "Full-text search of the raw log of earlier turns in this project (use when memory has no answer).",
+        args: { query: { type: "string", description: "words to look for" } },
+        execute: (args, ctx) =>
+          toolCall("log_search", async () => {
+            const query = String(args?.query ?? "");
+            miss(query, "log_search", ctx?.sessionID);
+            return formatUnits(await sidecar.request("POST", "/v1/log/search", { project, query, limit: 10 }));
+          }),
+      },
+      log_timeline: {
+        description: "List earlier turns of this project in order, optionally around a turn number.",
+        args: { around_turn: { type: "number", description: "turn number to center on (optional)" } },
+        execute: (args, ctx) =>
+          toolCall("log_timeline", async () => {
+            const body = { project, limit: 20 };
+            if (args?.around_turn !== undefined && args?.around_turn !== null) body.around_turn = Number(args.around_turn);
+            miss(sessions.get(ctx?.sessionID)?.userText || "log_timeline", "log_timeline", ctx?.sessionID);
+            return formatUnits(await sidecar.request("POST", "/v1/log/timeline", body));
+          }),
+      },
+      log_window: {
+        description: "Show the turns around one logged turn (by unit id).",
+        args: {
+          unit_id: { type: "string", description: "unit id, as shown by log_search" },
+          radius: { type: "number", description: "turns on each side (optional)" },
+        },
+        execute: (args, ctx) =>
+          toolCall("log_window", async () => {
+            const body = { project, unit_id: String(args?.unit_id ?? "") };
+            if (args?.radius !== undefined && args?.radius !== null) body.radius = Number(args.radius);
+            miss(sessions.get(ctx?.sessionID)?.userText || "log_window", "log_window", ctx?.sessionID);
+            return formatUnits(await sidecar.request("POST", "/v1/log/window", body));
+          }),
+      },
+    },
+
+    dispose: async () => {
+      try {
+        // idle handlers may still be fetching the turn: wait for them and everything they started
+        const deadline = Date.now() + settings.disposeTimeoutMs;
+        while (inflight.size && Date.now() < deadline) {
+          await Promise.race([
+            Promise.allSettled([...inflight]),
+            new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now()))),
+          ]);
+        }
+        if (inflight.size) log.error("dispose timed out; pending turns stay in the outbox", { inflight: inflight.size });
+      } catch (err) {
+        log.error("dispose failed", { error: String(err) });
+      } finally {
+        active.delete(input);
+      }
+    },
+  };
+};
+
+export default DynmemPlugin;

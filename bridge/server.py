@@ -1,0 +1,216 @@
+"""The sidecar: ``BridgeServer`` runs uvicorn + FastAPI inside an async Ray actor (the
+BridgeActor), with a background worker that drains extraction and adjudication jobs.
+
+``serve()`` is ``dynmem serve``: it starts Ray, the BridgeActor, writes ``sidecar.json``
+and, on SIGTERM/SIGINT (``dynmem stop``), closes the stores and shuts Ray down so that no
+process is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from actors.launch import Runtime, init_ray
+from actors.pipeline import Pipeline
+from bridge.auth import REVIEW_TOKEN_FILE, TOKEN_FILE
+from engine.errors import ServiceUnavailable
+from engine.settings import Settings
+
+SIDECAR_FILE = "sidecar.json"
+log = logging.getLogger("dynmem.sidecar")
+
+
+class Worker(threading.Thread):
+    """Drains each project's jobs in the background; ``wake(project)`` after an observe."""
+
+    def __init__(self, pipe: Pipeline, projects: list[str]) -> None:
+        super().__init__(name="dynmem-worker", daemon=True)
+        self.pipe = pipe
+        self.projects = set(projects)
+        self.event = threading.Event()
+        self.stopping = False
+        self.lock = threading.Lock()
+
+    def wake(self, project: str) -> None:
+        with self.lock:
+            self.projects.add(project)
+        self.event.set()
+
+    def run(self) -> None:
+        while not self.stopping:
+            self.event.wait(timeout=1.0)
+            self.event.clear()
+            with self.lock:
+                projects = sorted(self.projects)
+            for project in projects:
+                try:
+                    while not self.stopping:
+                        done, failed = self.pipe.pump(project)
+                        judged = self.pipe.adjudicate(project)
+                        if done == failed == judged == 0:
+                            break
+                except Exception:  # keep serving; the job stays leased and is retried after its lease
+                    log.exception("worker: project %s", project)
+
+
+class BridgeServer:
+    """Plain class of the BridgeActor: the runtime, the app, uvicorn and the worker."""
+
+    def __init__(self, data_dir: str, settings: Settings, host: str = "127.0.0.1", port: int = 0,
+                 use_ray: bool = True) -> None:
+        self.data_dir = Path(data_dir)
+        self.host, self.port = host, port
+        self.runtime = Runtime(self.data_dir, settings, use_ray=use_ray)
+        self.pipe = Pipeline(self.runtime)
+        self.worker = Worker(self.pipe, self.runtime.projects_on_disk())
+        self.server: Any = None
+        self.task: Any = None
+
+    async def start(self) -> str:
+        import uvicorn
+
+        from bridge.app import create_app
+
+        app = create_app(self.pipe, self.data_dir, on_observe=self.worker.wake)
+        config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", access_log=False,
+                                loop="asyncio", lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.task = asyncio.get_running_loop().create_task(self.server.serve())
+        for _ in range(500):
+            if self.server.started:
+                break
+            if self.task.done():
+                self.task.result()  # raises the startup error (e.g. port in use)
+            await asyncio.sleep(0.02)
+        else:
+            raise ServiceUnavailable("the HTTP server did not start")
+        self.worker.start()
+        self.worker.event.set()
+        sock = self.server.servers[0].sockets[0].getsockname()
+        return f"http://{self.host}:{sock[1]}"
+
+    async def stop(self) -> None:
+        self.worker.stopping = True
+        self.worker.event.set()
+        if self.server is not None:
+            self.server.should_exit = True
+            if self.task is not None:
+                await asyncio.wait([self.task], timeout=5)
+        await asyncio.get_running_loop().run_in_executor(None, self.worker.join, 5)
+        self.runtime.shutdown()
+
+
+def _health(url: str, timeout_s: float = 1.0) -> bool:
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/v1/health", timeout=timeout_s) as r:
+            return bool(r.status == 200)
+    except OSError:
+        return False
+
+
+def running_sidecar(data_dir: Path) -> dict[str, Any] | None:
+    """The sidecar.json of a sidecar that answers, else None."""
+    path = Path(data_dir) / SIDECAR_FILE
+    try:
+        info: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info.get("url"), str) and _health(info["url"]) else None
+
+
+def serve(data_dir: Path, settings: Settings, host: str = "127.0.0.1", port: int = 0,
+          address: str | None = None, ready: Any = print) -> int:
+    """Run the sidecar in the foreground until SIGTERM or SIGINT."""
+    existing = running_sidecar(data_dir)
+    if existing:
+        ready(f"a sidecar already answers at {existing['url']} (pid {existing.get('pid')})")
+        return 0
+    import ray
+
+    init_ray(address)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stop.set())
+    actor = ray.remote(BridgeServer).options(num_cpus=0, max_concurrency=64).remote(
+        str(data_dir), settings, host, port)
+    sidecar = Path(data_dir) / SIDECAR_FILE
+    try:
+        url = ray.get(actor.start.remote(), timeout=120)
+        tmp = sidecar.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "token_file": str(Path(data_dir) / TOKEN_FILE),
+                                   "review_token_file": str(Path(data_dir) / REVIEW_TOKEN_FILE),
+                                   "data_dir": str(data_dir)}), encoding="utf-8")
+        os.chmod(tmp, 0o600)
+        tmp.replace(sidecar)
+        ready(f"dynmem sidecar listening on {url}")
+        while not stop.wait(0.5):
+            pass
+    finally:
+        try:
+            if sidecar.exists() and json.loads(sidecar.read_text()).get("pid") == os.getpid():
+                sidecar.unlink()
+        except (OSError, ValueError):
+            pass
+        try:
+            ray.get(actor.stop.remote(), timeout=20)
+        except Exception:  # shutting down anyway
+            pass
+        ray.kill(actor)
+        ray.shutdown()
+    return 0
+
+
+def serve_detached(data_dir: Path, argv: list[str], timeout_s: float = 90.0) -> dict[str, Any]:
+    """Start ``dynmem serve`` in the background and return its sidecar.json once it answers."""
+    existing = running_sidecar(data_dir)
+    if existing:
+        return existing
+    logf = open(Path(data_dir) / "sidecar.log", "ab")  # noqa: SIM115 - handed to the child
+    proc = subprocess.Popen([sys.executable, "-m", "bridge.cli", *argv], stdin=subprocess.DEVNULL, stdout=logf,
+                            stderr=logf, start_new_session=True, close_fds=True)
+    logf.close()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        info = running_sidecar(data_dir)
+        if info:
+            return info
+        if proc.poll() is not None:
+            raise ServiceUnavailable(f"the sidecar exited with status {proc.returncode}; see {Path(data_dir) / 'sidecar.log'}")
+        time.sleep(0.2)
+    raise ServiceUnavailable(f"the sidecar did not answer within {timeout_s:.0f} s; see {Path(data_dir) / 'sidecar.log'}")
+
+
+def stop_sidecar(data_dir: Path, timeout_s: float = 30.0) -> bool:
+    """Stop the sidecar of ``data_dir`` (SIGTERM, then SIGKILL); False if none was running."""
+    path = Path(data_dir) / SIDECAR_FILE
+    try:
+        pid = int(json.loads(path.read_text(encoding="utf-8"))["pid"])
+    except (OSError, ValueError, KeyError):
+        return False
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        path.unlink(missing_ok=True)
+        return False
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)
+            return True
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    path.unlink(missing_ok=True)
+    return True

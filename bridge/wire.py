@@ -1,0 +1,171 @@
+"""HTTP wire models: one pydantic model per message, ``extra="forbid"``, every field described.
+
+These become the OpenAPI document at ``/openapi.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ProjectField = Field(min_length=1, max_length=512, description="project name (the plugin sends the project directory)")
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ObserveBody(Body):
+    project: str = ProjectField
+    session: str = Field(default="default", max_length=256, description="opencode session id")
+    user: str = Field(min_length=1, max_length=200_000, description="the user's message")
+    assistant: str = Field(default="", max_length=400_000, description="the agent's reply")
+    ts: str | None = Field(default=None, description="ISO 8601 time of the turn (default: now)")
+    request_id: str | None = Field(default=None, max_length=256, description="idempotency key")
+
+
+class ObserveReply(Body):
+    unit_id: str = Field(description="id of the logged unit")
+    turn: int = Field(description="turn number in the project log")
+    created: bool = Field(description="false when this request id was already logged")
+
+
+class RecallBody(Body):
+    project: str = ProjectField
+    query: str = Field(max_length=20_000, description="the prompt or question to recall for")
+    k: int | None = Field(default=None, ge=1, le=50, description="at most this many memories")
+    budget_tokens: int | None = Field(default=None, ge=16, le=8192, description="token budget of the block")
+    passive: bool = Field(default=False, description="change nothing (no credit, no tensions)")
+    as_of: str | None = Field(default=None, description="ISO 8601: answer as believed valid then")
+
+
+class RecalledMemory(Body):
+    id: str = Field(description="memory id")
+    text: str = Field(description="memory sentence")
+    score: float = Field(description="final score")
+    state: str = Field(description="trust state (active or contested)")
+    scope: str = Field(description="'global' or 'project:<name>'")
+    kind: str = Field(description="fact, decision, preference, procedure or note")
+
+
+class ConflictLine(Body):
+    memory_id: str = Field(description="the contested memory")
+    rival_id: str = Field(description="the other side of the open tension")
+    rival_text: str = Field(description="its text")
+
+
+class RecallReply(Body):
+    retrieval_id: str = Field(description="id to send back with feedback")
+    abstained: bool = Field(description="true when nothing relevant passed the gate")
+    context: str = Field(description="exactly the block the plugin injects ('' when abstained)")
+    memories: list[RecalledMemory] = Field(description="the injected memories, best first")
+    conflicts: list[ConflictLine] = Field(description="contested memories and their rival lines")
+
+
+class FeedbackBody(Body):
+    project: str = ProjectField
+    retrieval_id: str = Field(min_length=1, max_length=128, description="from the recall reply")
+    answer: str = Field(max_length=400_000, description="the agent's answer")
+    request_id: str | None = Field(default=None, max_length=256, description="idempotency key")
+
+
+class FeedbackReply(Body):
+    used: list[str] = Field(description="ids of injected memories the answer used")
+
+
+class RememberBody(Body):
+    project: str = ProjectField
+    text: str = Field(min_length=1, max_length=4000, description="a self-contained sentence")
+    scope: Literal["project", "global"] = Field(default="project", description="project or global")
+    tier: Literal["core", "normal", "temporary", "pinned"] = Field(default="normal", description="core is always on")
+    ttl_hours: float | None = Field(default=None, gt=0, le=24 * 365 * 10, description="expire after this many hours")
+    sensitivity: Literal["normal", "local-only"] = Field(default="normal", description="local-only never reaches a model")
+    request_id: str | None = Field(default=None, max_length=256, description="idempotency key")
+
+
+class RememberReply(Body):
+    memory_ids: list[str] = Field(description="the memory created or confirmed")
+    outcomes: dict[str, int] = Field(description="what ingest did")
+
+
+class MemoryOut(Body):
+    id: str = Field(description="memory id")
+    text: str = Field(description="sentence")
+    state: str = Field(description="trust state")
+    pool: str = Field(description="C, M or A")
+    kind: str = Field(description="kind")
+    tier: str = Field(description="tier")
+    scope: str = Field(description="scope")
+    key: str = Field(description="belief key")
+    evidence: int = Field(description="number of confirmations")
+    valid_from_ms: int = Field(description="valid from (evidence time)")
+    valid_to_ms: int | None = Field(description="valid until, if retired")
+    sensitivity: str = Field(description="normal or local-only")
+
+
+class MemoryList(Body):
+    memories: list[MemoryOut] = Field(description="memories, newest first")
+
+
+class PatchBody(Body):
+    tier: Literal["core", "normal", "temporary", "pinned"] | None = Field(default=None, description="new tier")
+    sensitivity: Literal["normal", "local-only"] | None = Field(default=None, description="new sensitivity")
+
+
+class ForgetReply(Body):
+    retired: list[str] = Field(description="retired memory ids")
+    purged: bool = Field(description="whether text and source turns were erased")
+
+
+class MissBody(Body):
+    project: str = ProjectField
+    query: str = Field(min_length=1, max_length=20_000, description="what memory failed to answer")
+    tool: str = Field(default="", max_length=64, description="the tool that signalled the miss")
+    session: str = Field(default="", max_length=256, description="session id")
+
+
+class MissReply(Body):
+    job_id: int | None = Field(description="the repair job (null when an identical one is already queued)")
+
+
+class LogSearchBody(Body):
+    project: str = ProjectField
+    query: str = Field(min_length=1, max_length=2000, description="words to find in the log")
+    limit: int = Field(default=10, ge=1, le=100, description="at most this many hits")
+
+
+class LogTimelineBody(Body):
+    project: str = ProjectField
+    around_turn: int | None = Field(default=None, ge=1, description="centre on this turn (default: latest)")
+    limit: int = Field(default=20, ge=1, le=200, description="at most this many turns")
+
+
+class LogWindowBody(Body):
+    project: str = ProjectField
+    unit_id: str = Field(min_length=1, max_length=64, description="the unit at the centre")
+    radius: int = Field(default=2, ge=0, le=50, description="turns either side")
+
+
+class UnitOut(Body):
+    id: str = Field(description="unit id")
+    turn: int = Field(description="turn number")
+    session: str = Field(description="session id")
+    ts_ms: int = Field(description="time of the turn")
+    user: str = Field(description="user text (redacted)")
+    assistant: str = Field(description="assistant text (redacted)")
+    snippet: str | None = Field(default=None, description="search snippet")
+
+
+class UnitList(Body):
+    units: list[UnitOut] = Field(description="log units")
+
+
+class ErrorReply(Body):
+    error: str = Field(description="what went wrong, in one sentence")
+    code: str = Field(description="stable error code")
+
+
+class Health(Body):
+    ok: bool = Field(description="always true when answering")
+    version: str = Field(description="dynamics-memory version")
