@@ -40,6 +40,20 @@ STATUS: tuple[tuple[type[E.DynmemError], int], ...] = (
 )
 
 
+# Every route may answer these with ``{"error", "code"}``; documented so that /openapi.json
+# describes the real error body (FastAPI's default 422 schema is not what we send).
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": wire.ErrorReply, "description": text}
+    for status, text in (
+        (400, "malformed JSON body"), (401, "missing or wrong bearer token"), (403, "wrong token for this route"),
+        (404, "unknown route, memory or unit"), (405, "method not allowed"),
+        (409, "request id reused with other content"), (413, "request body too large"),
+        (415, "request body is not JSON"), (422, "request does not validate"), (429, "rate or budget exceeded"),
+        (500, "internal error"), (503, "a store, model or actor is unavailable"),
+    )
+}
+
+
 def status_of(exc: E.DynmemError) -> int:
     return next((code for cls, code in STATUS if isinstance(exc, cls)), 500)
 
@@ -59,11 +73,22 @@ def _unit_out(u: Any, snippet: str | None = None) -> wire.UnitOut:
                         snippet=snippet)
 
 
+def _ts(field: str, text: str | None) -> int | None:
+    """An ISO 8601 body field to epoch ms; a bad value is the caller's input error, named by field."""
+    if not text:
+        return None
+    try:
+        return parse_ts(text)
+    except (E.InvalidInput, OverflowError) as exc:  # parse_ts speaks of history lines (MalformedHistory)
+        raise E.InvalidInput(f"{field}: {text!r} is not an ISO 8601 time") from exc
+
+
 def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None] = lambda p: None) -> FastAPI:
     """Build the app over a pipeline; ``on_observe`` wakes the background worker for a project."""
     tokens = Tokens(data_dir)
     app = FastAPI(title="dynamics-memory", version=VERSION,
-                  description="Long-term project memory for coding agents. Every route but /v1/health needs a bearer token.")
+                  description="Long-term project memory for coding agents. Every route but /v1/health needs a bearer token.",
+                  responses=ERROR_RESPONSES)
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -116,7 +141,7 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
 
     @app.post("/v1/observe", response_model=wire.ObserveReply)
     def observe(body: wire.ObserveBody) -> wire.ObserveReply:
-        ts_ms = parse_ts(body.ts) if body.ts else None
+        ts_ms = _ts("ts", body.ts)
         ack = pipe.observe([TurnIn(project=body.project, session=body.session, user=body.user,
                                    assistant=body.assistant, ts_ms=ts_ms, request_id=body.request_id)])[0]
         on_observe(body.project)
@@ -126,7 +151,7 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     def recall(body: wire.RecallBody) -> wire.RecallReply:
         res = pipe.recall(RecallRequest(project=body.project, query=body.query, k=body.k,
                                         budget_tokens=body.budget_tokens, passive=body.passive,
-                                        as_of_ms=parse_ts(body.as_of) if body.as_of else None))
+                                        as_of_ms=_ts("as_of", body.as_of)))
         return wire.RecallReply(
             retrieval_id=res.retrieval_id, abstained=res.abstained, context=res.context,
             memories=[wire.RecalledMemory(id=m.id, text=m.text, score=m.score, state=m.state, scope=m.scope, kind=m.kind)

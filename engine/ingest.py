@@ -4,7 +4,8 @@
 2. tombstone  same fingerprint as a retired memory -> absorbed if all evidence is older
               than the retirement; newer evidence is a genuine new assertion and goes on
 3. key        same key (or the negation of the same belief), different value -> update at
-              once: the later valid-from wins, the other is superseded with ``valid_to`` set
+              once: the later evidence wins (a current value counts from its latest
+              confirmation), the other is superseded with ``valid_to`` set
 4. cosine     above ``tau_dup`` to a servable memory with another value -> both contested,
               a tension and an ``adjudicate`` job (decided promptly, not after N turns)
 5. new        a fresh ``C`` memory
@@ -37,7 +38,7 @@ from engine.state import MemoryTable, memory_id_for, tension_id_for
 
 class IngestResult(BaseModel):
     model_config = ConfigDict(frozen=True)
-    outcome: str  # confirmed | absorbed | updated | historical | contested | created | rejected
+    outcome: str  # duplicate | confirmed | absorbed | updated | historical | contested | created | rejected
     memory_id: str | None
     effects: Effects
 
@@ -115,6 +116,13 @@ def ingest(c: Candidate, table: MemoryTable, neighbours: Sequence[tuple[Memory, 
     fp = fingerprint(c.scope, c.key, c.belief, c.text, c.negated)
     same_fp = table.with_fingerprint(c.scope, fp)
 
+    # 0. the very same evidence again (a retried job, a replayed log): nothing changes.
+    sources = set(c.source_unit_ids)
+    if sources:
+        for m in same_fp:
+            if sources <= set(m.source_unit_ids):
+                return IngestResult(outcome="duplicate", memory_id=m.id, effects=Effects())
+
     # 1. exact duplicate of a servable memory: more evidence, no new row.
     for m in same_fp:
         if m.servable:
@@ -133,10 +141,12 @@ def ingest(c: Candidate, table: MemoryTable, neighbours: Sequence[tuple[Memory, 
     if settings.ingest.tombstones:
         for m in same_fp:
             if m.state in RETIRED_STATES and c.valid_from_ms <= retirement_ms(m):
-                ev = _event(m, "absorb", actor,
+                # The tombstone keeps the evidence it absorbed, so the same evidence is a no-op later.
+                kept = m.model_copy(update={"source_unit_ids": tuple(sorted(set(m.source_unit_ids) | sources))})
+                ev = _event(kept, "absorb", actor,
                             f"re-extracted from evidence older than its retirement ({m.state.value})",
                             now_ms, request_id, before=m, evidence=c.source_unit_ids)
-                return IngestResult(outcome="absorbed", memory_id=m.id, effects=Effects(audit=(ev,)))
+                return IngestResult(outcome="absorbed", memory_id=m.id, effects=Effects(memories=(kept,), audit=(ev,)))
 
     fresh = new_memory(c, fp, now_ms, step, settings)
     if table.get(fresh.id) is not None:  # the same candidate again (a retried job)
@@ -145,8 +155,9 @@ def ingest(c: Candidate, table: MemoryTable, neighbours: Sequence[tuple[Memory, 
     # 3. same key (or negation of the same belief), different value: update by valid time.
     rivals = _rivals(c, table)
     if rivals:
-        newest = max(rivals, key=lambda m: (m.valid_from_ms, m.id))
-        if c.valid_from_ms >= newest.valid_from_ms:
+        # A current value re-asserted later is as new as its latest evidence.
+        newest = max(rivals, key=lambda m: (m.last_evidence_ms, m.id))
+        if c.valid_from_ms >= newest.last_evidence_ms:
             mems: list[Memory] = [fresh]
             audit = [_event(fresh, "create", actor, "new value for key " + repr(fresh.key or fresh.belief), now_ms, request_id)]
             for old in rivals:

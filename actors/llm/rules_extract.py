@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from actors.llm.rules_text import (
+    CATEGORIES,
     CHANGE,
     DECISION,
     MEMORY_TALK,
@@ -22,7 +23,9 @@ from actors.llm.rules_text import (
     TECH_PATTERN,
     assistant_ok,
     clauses,
+    drop_plan_lists,
     is_statement,
+    mask_code,
     sentences,
     strip_fillers,
     tech_category,
@@ -43,6 +46,7 @@ class Clause:
     changed: bool  # an explicit change marker: "from now on", "now", "switched"...
     remember: bool  # "remember that ...", "note that ..."
     speaker: str  # "user" or "assistant"
+    explicit: bool = False  # "from now on", "going forward"...: a stated rule, not a remark
 
 
 @dataclass(frozen=True)
@@ -130,14 +134,21 @@ _PORT_TEXT = {
 
 
 def _service(low: str) -> str:
+    """The service the clause is about: the first one named ("the API serves /metrics on 7070")."""
+    found: list[tuple[int, str]] = []
     for pattern, service in _SERVICE_RULES:
-        if pattern.search(low):
-            return service
+        match = pattern.search(low)
+        if match:
+            found.append((match.start(), service))
     for match in _NAMED_SERVICE.finditer(low):
         if match.group(1) not in _GENERIC_SERVICE and match.group(1) not in STOPWORDS:
-            return match.group(1)
-    if re.search(r"\b(?:api|backend|back[- ]end|rest)\b", low):
-        return "api"
+            found.append((match.start(), match.group(1)))
+            break
+    api = re.search(r"\b(?:api|backend|back[- ]end|rest)\b", low)
+    if api:
+        found.append((api.start(), "api"))
+    if found:
+        return min(found)[1]
     if re.search(r"\bdev server\b", low):
         return "frontend"
     return "api"
@@ -155,7 +166,9 @@ def _port(c: Clause) -> Finding | None:
     if chosen is None:
         return None
     port = chosen.group(1)
-    service = _service(_PORT_NUMBER.sub(" ", c.low))
+    # `TEST_DB_URL` names its service too: read environment variables as words
+    words = re.sub(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b", lambda m: m.group(0).replace("_", " "), c.text).lower()
+    service = _service(_PORT_NUMBER.sub(" ", words))
     text = _PORT_TEXT.get(service, "The {s} service listens on port {n}.").format(n=port, s=service)
     return Finding(f"{service} port", port, Kind.FACT, text)
 
@@ -199,24 +212,64 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
 _RUN_WORD = re.compile(r"\b(?:run|runs|running|execute|command|cmd|script|use|using|with|via)\b|:", _I)
 
 
+_NARROWED = re.compile(r"\s-k\s|::|\s(?:[\w.-]+/[\w./-]*|[\w-]+\.(?:py|ts|js))(?:\s|$)")
+_JUST_ADVERB = re.compile(rf"^just\s+(?={_EXE}\b)", _I)
+
+
+_TEST_RUNNER = re.compile(r"^(?:\S+\s+)?(?:run\s+)?(?:pytest|jest|vitest|mocha|rspec|ctest|tox|nox)\b", _I)
+
+
+def _purposes_in(text: str, command: bool = False) -> list[str]:
+    found = [name for name, pattern, _ in _PURPOSES if pattern.search(text)]
+    if command and "test" not in found and _TEST_RUNNER.match(text):
+        found.insert(0, "test")  # `pytest -x -q`, `uv run pytest`: a test runner
+    return found
+
+
+def _command_finding(command: str, purpose: str) -> Finding | None:
+    if command.lower().startswith("git ") and purpose not in {"deploy", "release"}:
+        return None  # a version-control operation, not how the project is built or tested
+    if purpose == "test" and _NARROWED.search(f" {command} "):
+        return None  # "pytest -k intent", "pytest tests/payments": a one-off subset, not *the* command
+    template = next(t for name, _, t in _PURPOSES if name == purpose)
+    return Finding(f"{purpose} command", normalize_belief(command), Kind.PROCEDURE, template.format(c=command))
+
+
 def _command(c: Clause) -> Finding | None:
-    command = ""
-    for span in _BACKTICKED.findall(c.text):
-        if _STARTS_EXE.match(span) or (" " in span and _RUN_WORD.search(c.text)):
-            command = span.strip()
-            break
-    if not command:
-        bare = _BARE_COMMAND.search(c.text)
-        if not bare:
-            return None
-        command = bare.group(1).strip()
-    rest = c.text.replace(command, " ")
+    spans = list(_BACKTICKED.finditer(c.text))
+    previous_end = 0
+    for i, span in enumerate(spans):
+        command = span.group(1).strip()
+        lead = c.text[previous_end : span.start()]
+        previous_end = span.end()
+        if not (_STARTS_EXE.match(command) or (" " in command and _RUN_WORD.search(c.text) and command != "code")):
+            continue
+        # The purpose stated just before this command ("lint with `...`"), else the command's
+        # own words (`pnpm build`), else the words after it ("`...` for tests").
+        lead_p, own_p = _purposes_in(lead), _purposes_in(command, command=True)
+        both = [p for p in lead_p if p in own_p]
+        if both:
+            purpose = both[0]
+        elif len(lead_p) == 1 or (lead_p and not own_p):
+            purpose = lead_p[0]
+        elif own_p:
+            purpose = own_p[0]
+        elif _purposes_in(c.text[span.end() : spans[i + 1].start() if i + 1 < len(spans) else None]):
+            purpose = _purposes_in(c.text[span.end() : spans[i + 1].start() if i + 1 < len(spans) else None])[0]
+        else:
+            continue
+        return _command_finding(command, purpose)
+    if spans:
+        return None
+    bare = _BARE_COMMAND.search(c.text)
+    if not bare:
+        return None
+    command = _JUST_ADVERB.sub("", bare.group(1).strip())
+    rest = c.text.replace(bare.group(1), " ")
     for where in (rest, command):
-        for name, pattern, template in _PURPOSES:
-            if pattern.search(where):
-                return Finding(
-                    f"{name} command", normalize_belief(command), Kind.PROCEDURE, template.format(c=command)
-                )
+        found = _purposes_in(where)
+        if found:
+            return _command_finding(command, found[0])
     return None
 
 
@@ -271,8 +324,8 @@ def _env(c: Clause) -> Finding | None:
     if not match:
         return None
     name, value = match.group("n"), match.group("v").rstrip(".,;")
-    if not value:
-        return None
+    if not value or value.lower() in STOPWORDS or value.lower() in {"something", "whatever", "yours"}:
+        return None  # "set `DATABASE_URL` to your own credentials"
     return Finding(
         f"{name} env var",
         normalize_belief(value),
@@ -380,6 +433,52 @@ _NEGATED_THING = re.compile(
 _THING_SUFFIX = re.compile(r"\s+(?:dependency|dependencies|service|package|library|lib|support|container|containers|integration)$", _I)
 
 
+_STORE_CATEGORIES = frozenset({"database", "cache", "object storage", "search engine"})
+_THING = r"(?P<t>[a-z][a-z-]{2,})"
+_STORED_BEFORE = re.compile(  # the words just before the store's name
+    rf"(?:\b(?:store|stores|stored|storing|keep|keeps|kept|put|puts|persist|persists|save|saves|saved)\s+"
+    rf"(?:the\s+|our\s+|all\s+)?{_THING}|\b{_THING.replace('<t>', '<t2>')}\s+"
+    rf"(?:(?:are|is|get|gets|were|was|will be|do|does)\s+)?(?P<neg>no longer\s+|not\s+|never\s+)?(?:now\s+)?"
+    rf"(?:stored|kept|persisted|saved|go|goes|live|lives|stay|stays|move|moves|moved|belong|belongs|sit|sits)"
+    rf"(?:\s+(?:now|back))?(?:\s+from\s+[\w.-]+)?)\s+(?:in|into|to|on|inside)\s+(?:the\s+)?$",
+    _I,
+)
+_STORED_AFTER = re.compile(rf"^\s+for\s+(?:the\s+|our\s+|all\s+)?{_THING}\b", _I)
+_NOT_THINGS = STOPWORDS | CATEGORIES | frozenset(
+    "data everything anything stuff things thing caching cache storage persistence now it them "
+    "files file tests test development dev production prod local everyone us".split()
+)
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def _stored_thing(text: str, tech: re.Match[str]) -> tuple[str, bool] | None:
+    """('carts', negated) in "we store carts in Redis", "carts go in Postgres", "Redis for carts"."""
+    if tech_category(tech_name(tech.group(1))) not in _STORE_CATEGORIES:
+        return None
+    before = _STORED_BEFORE.search(text[: tech.start()])
+    after = _STORED_AFTER.match(text[tech.end() :])
+    match = before or after
+    if not match:
+        return None
+    thing = (match.group("t") or (match.groupdict().get("t2") or "")).lower()
+    if not thing or thing in _NOT_THINGS or _singular(thing) in _NOT_THINGS or TECH_PATTERN.fullmatch(thing):
+        return None
+    return thing, bool(before and before.group("neg"))
+
+
+def _storage_finding(thing: str, name: str, negated: bool) -> Finding:
+    plural = thing.endswith("s") and not thing.endswith("ss")
+    verb = "are" if plural else "is"
+    where = tech_display(name)
+    text = f"{_cap(thing)} {verb} no longer stored in {where}." if negated else f"{_cap(thing)} {verb} stored in {where}."
+    return Finding(f"{_singular(thing)} storage", name, Kind.DECISION, text, negated=negated)
+
+
 def _techs(text: str) -> list[re.Match[str]]:
     return list(TECH_PATTERN.finditer(text))
 
@@ -397,18 +496,37 @@ def _removal(c: Clause) -> Finding | None:
         return None  # "never use tabs" is a convention, not a dropped dependency
     if negated:
         name = tech_name(negated[0].group(1))
+        stored = _stored_thing(c.text, negated[0])
+        if stored:
+            return _storage_finding(stored[0], name, negated=True)
         display, key = tech_display(name), tech_category(name)
     else:
+        if c.speaker == "assistant":
+            return None  # "Removed the TODO from the route": an edit, not a dropped dependency
         thing = _NEGATED_THING.match(c.text, neg.end())
         if not thing:
             return None
-        display = _THING_SUFFIX.sub("", thing.group("t")).strip(" .,")
-        if not display or display.lower() in {"it", "that", "this", "them", "those", "tests", "test"}:
+        display = _THING_SUFFIX.sub("", thing.group("t")).strip(" .,`")
+        first = display.lower().split()[0] if display else ""
+        if not display or first in _NOT_REMOVED or display.lower() in _NOT_REMOVED:
             return None
+        if re.match(r"\s+(?:from|in|out of)\s", c.text[thing.end() :]):
+            return None  # "drop the note from CONTRIBUTING.md": an edit of a file
         name, key = normalize_belief(display), ""
+        if _STARTS_EXE.match(display):
+            # "drop `make test`": the command is retired, under the command's key
+            found = _purposes_in(display)
+            if found:
+                return Finding(f"{found[0]} command", name, Kind.DECISION, f"`{display}` is no longer used.", negated=True)
         if neg.group(0).lower().rstrip().endswith(("the", "our")):
             display = "the " + display
     return Finding(key, normalize_belief(name), Kind.DECISION, f"The project no longer uses {display}.", negated=True)
+
+
+_NOT_REMOVED = frozenset(
+    "it that this them those tests test anything everything something nothing any all features feature "
+    "code stuff things thing way one ones".split()
+)
 
 
 _CHOICE_VERB = re.compile(
@@ -461,6 +579,10 @@ def _choice(c: Clause) -> Finding | None:
     if not techs:
         return None
     rest = TECH_PATTERN.sub(" ", c.text)
+    for tech in techs:
+        stored = _stored_thing(c.text, tech)
+        if stored and not _EXCLUDED_BEFORE.search(c.text[: tech.start()]):
+            return _storage_finding(stored[0], tech_name(tech.group(1)), negated=stored[1])
     named = any(p.search(rest) for p, _ in _PURPOSE_RULES) and re.search(r"\b(?:is|are)\b", c.low)
     if not (_CHOICE_VERB.search(c.low) or named):
         return None
@@ -524,6 +646,8 @@ def _owner(c: Clause) -> Finding | None:
         return None
     who, what = match.group("who"), _lower_first(match.group("what").strip())
     thing = _article_free(what)
+    if not thing or thing.split()[0].lower() in _NOT_SUBJECTS | {"them", "him", "her"}:
+        return None  # "Priya owns it": no coreference
     return Finding(f"{thing} owner", normalize_belief(who), Kind.FACT, f"{who} owns {what}.")
 
 
@@ -590,12 +714,20 @@ _CONVENTIONS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = 
 )
 
 
+def _rule_text(text: str) -> str:
+    """"One style thing, on the python side: always use type hints" -> "always use type hints"."""
+    head, colon, tail = text.partition(": ")
+    if colon and _PREFERENCE_TRIGGER.search(tail) and not _PREFERENCE_TRIGGER.search(head) and "`" not in head:
+        return tail
+    return text
+
+
 _NEVER_BEFORE = re.compile(r"\b(?:never|don't|do not|avoid|no)\b[\w\s]*$", _I)
 
 
 def _convention(c: Clause) -> Finding | None:
-    if not (_PREFERENCE_TRIGGER.search(c.text) or c.changed):
-        return None
+    if not (_PREFERENCE_TRIGGER.search(c.text) or c.explicit):
+        return None  # "right now the worker doesn't import it" is a remark, not a convention
     for key, subject, value in _CONVENTIONS:
         if not subject.search(c.text):
             continue
@@ -605,12 +737,14 @@ def _convention(c: Clause) -> Finding | None:
         belief = normalize_belief(found.group(1)) if found else normalize_belief(c.text)
         if key == "response language" and found:
             belief = normalize_belief(found.group(1))
-        return Finding(key, belief, Kind.PREFERENCE, _cap(c.text) + ".", weight=0.05)
-    if re.search(r"\b(?:always|never)\b", c.low) and len(c.low.split()) >= 3:
+        return Finding(key, belief, Kind.PREFERENCE, _cap(_rule_text(c.text)) + ".", weight=0.05)
+    if c.speaker == "user" and re.search(r"\b(?:always|never)\b", c.low) and len(c.low.split()) >= 3:
+        # the assistant's "so it never holds a long lock" describes code; it sets no rule
         return Finding("", "", Kind.PREFERENCE, _cap(c.text) + ".")
     return None
 
 
+_MEASURE = re.compile(r"^~?\d[\d.,]*(?:[a-z%]{1,3}\d*)+$", _I)  # 40ms, 1.4s, 4x, 2m10s, 95%
 _SWITCH = re.compile(
     r"\b(?:switch|mov|migrat|chang|go|went)\w*\s+(?:(?:the|our)\s+(?P<what>[\w\s-]{1,30}?)\s+)?from\s+"
     r"`?(?P<old>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?\s+to\s+`?(?P<new>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?$"
@@ -627,6 +761,8 @@ def _switch(c: Clause) -> Finding | None:
     old = match.group("old") or match.group("old2") or match.group("old3")
     new = match.group("new") or match.group("new2") or match.group("new3")
     what = match.group("what")
+    if not what and any(_MEASURE.match(v) or v.replace(".", "").isdigit() for v in (old, new)):
+        return None  # "went from 2m10s to 1m20s": a measurement, not a replaced tool
     if what:
         key, text = normalize_key(what), f"The {what.strip()} is {new}."
     else:
@@ -662,6 +798,13 @@ _KEY_ALIASES = {"db": "database", "main branch": "default branch", "pm": "packag
                 "api server port": "api port", "max line length": "line length", "backend port": "api port", "server port": "api port"}
 
 
+_NOT_VALUE_START = frozenset(
+    "in on at a an not being still also very so too really already actually just about around roughly "
+    "only probably usually mostly".split()
+)
+_HOSTNAME = re.compile(r"`?[a-z][\w-]*(?:\.[\w-]+)*\.(?:internal|local|com|net|org|io|dev|app|cloud|lan)`?", _I)
+
+
 def _is_valuey(value: str) -> bool:
     return bool(re.search(r"[\d`/._:@]|[a-z][A-Z]", value)) or bool(TECH_PATTERN.search(value))
 
@@ -675,17 +818,24 @@ def _kv(c: Clause) -> Finding | None:
     subject = match.group("s") or match.group("s2") or match.group("s3")
     value = (match.group("v") or match.group("v2") or match.group("v3")).strip(" .")
     value = re.sub(r"\s+now$", "", value, flags=_I)
+    # "staging.example.com, it's a single VM for now": the value ends before a new clause
+    value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
     subject = _lower_first(_article_free(subject))
     words = subject.lower().split()
     if not words or words[0] in _NOT_SUBJECTS or len(words) > 5 or not value:
         return None
     value_words = value.lower().split()
-    if len(value_words) > 8 or value_words[0] in {"in", "on", "at", "a", "an", "not", "being", "still", "also", "very", "so", "too", "really"}:
+    if len(value_words) > 8 or value_words[0] in _NOT_VALUE_START:
         return None
     if value.lower().strip("!.") in _EVALUATIVE or value_words[-1] in _EVALUATIVE:
         return None
     if words[-1] not in _ATTRIBUTE_HEADS and not _is_valuey(value):
         return None
+    if words[-1] not in _ATTRIBUTE_HEADS and (_MEASURE.match(value_words[0]) or "," in value):
+        return None  # "the stripe mock is 40ms", "one test is flaky, test_x": observations
+    if words[-1] not in _ATTRIBUTE_HEADS and _HOSTNAME.fullmatch(value):
+        subject = f"{subject} host"  # "staging is staging.example.com": the staging host
+        words = subject.lower().split()
     key = normalize_key(subject)
     key = _KEY_ALIASES.get(key, key)
     tech = TECH_PATTERN.search(value)
@@ -719,7 +869,8 @@ def _findings(sentence: str, speaker: str) -> list[Finding]:
             continue
         if speaker == "assistant" and not assistant_ok(text):
             continue
-        clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker)
+        text = mask_code(text, _STARTS_EXE)
+        clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed)
         for extractor in EXTRACTORS:
             finding = extractor(clause)
             if finding is not None:
@@ -733,8 +884,9 @@ def _findings(sentence: str, speaker: str) -> list[Finding]:
 def extract_unit(unit: Unit, scope: str) -> list[Candidate]:
     """Candidates stated in one turn: the user's statements, and the assistant's completed changes."""
     seen: set[tuple[str, str, bool, str]] = set()
+    values: dict[tuple[str, bool], str] = {}
     out: list[Candidate] = []
-    for speaker, body in (("user", unit.user), ("assistant", unit.assistant)):
+    for speaker, body in (("user", unit.user), ("assistant", drop_plan_lists(unit.assistant))):
         for sentence in sentences(body):
             if MEMORY_TALK.search(sentence):
                 continue
@@ -742,6 +894,12 @@ def extract_unit(unit: Unit, scope: str) -> list[Candidate]:
                 ident = (f.key, f.belief, f.negated, f.text if not f.key else "")
                 if ident in seen:
                     continue
+                if f.key:
+                    # One turn gives one value per key: the first stated (the user's before the
+                    # assistant's); a second value is a side case ("JS: `pnpm -r test`").
+                    first = values.setdefault((normalize_key(f.key), f.negated), normalize_belief(f.belief))
+                    if first != normalize_belief(f.belief):
+                        continue
                 seen.add(ident)
                 salience = _BASE_SALIENCE[f.kind] + f.weight + (-0.1 if speaker == "assistant" else 0.0)
                 out.append(

@@ -320,12 +320,13 @@ _ASSISTANT_SKIP = re.compile(
     r"you can|you could|you might|you may|you should|should i|would you|do you|shall i|"
     r"want me|it seems|it looks|looks like|i believe|i suggest|i recommend|consider|"
     r"we could|we can|to do this|here's|here is|first|then|finally|this will|that will|"
-    r"i've added a test|sure|of course|great question)\b",
+    r"i've added a test|sure|of course|great question|suggest\w*|options?)\b"
+    r"|^(?:\w+\s+){0,2}(?:fix(?:es)?|plan|proposal|idea)\s*:",
     re.I,
 )
 _ASSISTANT_ECHO = re.compile(
     r"\b(?:you asked|you want|you wanted|you mentioned|you said|as requested|as you requested|"
-    r"error|failed|failing|traceback)\b",
+    r"error|failed|fails|failing|traceback)\b",
     re.I,
 )
 CHANGE = re.compile(
@@ -359,11 +360,61 @@ def strip_fillers(text: str) -> tuple[str, bool, bool]:
     return text.rstrip(" .!"), changed, remember
 
 
+# History told as history: "back in March, when the API still listened on 8080", "back when we
+# were on npm", "originally we used X". Such sentences name old values and must not revive them.
+HISTORICAL = re.compile(
+    r"\bback (?:in|when|then)\b|\bused to\b|\bin the old days\b|\boriginally\b|\bat the time\b"
+    r"|\bwhen (?:we|it|they|the [\w-]+(?: [\w-]+)?) (?:still|were|was|had)\b|\bbefore (?:we|the) "
+    r"(?:switch|mov|migrat|chang)\w*|\b(?:in|during|since) the (?:old|previous|legacy) (?:setup|days|version)\b",
+    re.I,
+)
+# A header that announces a list of proposals, not of completed changes ("Plan:", "Suggest:",
+# "I'll add X with two jobs:", "Something like:"). Its bullet list is dropped with it.
+_PLAN_HEADER = re.compile(
+    r"(?:\b(?:plan|proposal|suggest\w*|options?|ideas?|next steps|something like|for example|e\.g\.)"
+    r"|^(?:i will|i'll|i'd|i would|we could|we can|you could|should i|want me)\b.*)\s*:\s*$",
+    re.I,
+)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+
+
+def drop_plan_lists(text: str) -> str:
+    """Remove bulleted lists introduced by a plan header ("Plan:", "I'll add...:")."""
+    out: list[str] = []
+    in_plan = False
+    for line in text.splitlines():
+        if in_plan and (_LIST_ITEM.match(line) or line.startswith(("  ", "\t"))):
+            continue
+        in_plan = False
+        if _PLAN_HEADER.search(line.strip()):
+            in_plan = True
+        out.append(line)
+    return "\n".join(out)
+
+
+# Inline code that is a snippet of code or configuration, not a command or a value:
+# `testpaths = ["tests"]`, `cache: npm`, `"test": "vitest run"`, `def f() -> None:`.
+_CODE_LIKE = re.compile(r"[=(){}\[\]\"<>]|->|^[\w.-]+:(?:\s|$)|:\s*;", re.I)
+_ENV_ASSIGN = re.compile(r"^[A-Z][A-Z0-9_]+=[^\s=]+$")
+
+
+def mask_code(text: str, keep: "re.Pattern[str]") -> str:
+    """Replace code- and config-like inline spans by a placeholder; keep commands (``keep``)."""
+
+    def repl(match: re.Match[str]) -> str:
+        span = match.group(0)[1:-1].strip()
+        if keep.match(span) or _ENV_ASSIGN.match(span) or not _CODE_LIKE.search(span):
+            return match.group(0)
+        return "`code`"
+
+    return _BACKTICK.sub(repl, text)
+
+
 def is_statement(text: str, changed: bool) -> bool:
     """True for a declarative sentence: not a question, hypothetical, or open plan."""
     if text.rstrip().endswith("?") or _QUESTION_START.match(text):
         return False
-    if _HYPOTHETICAL.search(text):
+    if _HYPOTHETICAL.search(text) or HISTORICAL.search(text):
         return False
     return not (_FUTURE.search(text) and not changed and not _COMMITMENT.search(text))
 

@@ -387,19 +387,22 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
     return s;
   }
 
+  /** Send one outbox entry; true once the sidecar has it (or refused it for good). */
   async function send(entry) {
-    if (sending.has(entry.id)) return;
+    if (sending.has(entry.id)) return false;
     sending.add(entry.id);
     try {
       await sidecar.request(entry.method, entry.route, entry.body);
       outbox.ack(entry.id);
+      return true;
     } catch (err) {
       if (err instanceof SidecarError && !err.retry) {
         log.error("sidecar refused an outbox entry; dropping it", { route: entry.route, status: err.status, code: err.code });
         outbox.ack(entry.id);
-      } else {
-        log.info("outbox entry kept for later", { route: entry.route, error: String(err?.message || err) });
+        return true;
       }
+      log.info("outbox entry kept for later", { route: entry.route, error: String(err?.message || err) });
+      return false;
     } finally {
       sending.delete(entry.id);
     }
@@ -409,14 +412,19 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
   function deliver(route, body) {
     const entry = { id: body.request_id, method: "POST", route, body, ts: Date.now() };
     outbox.append(entry);
-    return track(send(entry).then(() => outbox.compact()));
+    return track(
+      send(entry).then((ok) => {
+        outbox.compact();
+        return ok;
+      }),
+    );
   }
 
   async function replay() {
     const entries = outbox.pending();
     if (!entries.length) return;
     log.info("replaying the outbox", { entries: entries.length });
-    for (const e of entries) await send(e);
+    for (const e of entries) if (!(await send(e))) break; // the sidecar is down: try again later
     outbox.compact();
   }
 
@@ -467,8 +475,7 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
       });
     }
     for (const [id, m] of messages) if (m.sessionID === sessionID) messages.delete(id);
-    await observe;
-    await replay(); // older entries a failed send left behind
+    if (await observe) await replay(); // the sidecar is up: send what earlier failures left behind
   }
 
   async function recallFor(sessionID, query) {

@@ -54,8 +54,10 @@ def test_retired_value_from_older_evidence_stays_retired() -> None:
     table = MemoryTable()
     old = run(table, cand("We use npm.", "package manager", "npm", t=T0, src=["u1"]))
     run(table, cand("We use pnpm.", "package manager", "pnpm", t=T0 + DAY, src=["u4"]))
-    # The same old turn is extracted again (e.g. a replay): absorbed by the tombstone.
-    replayed = run(table, cand("We use npm.", "package manager", "npm", t=T0, src=["u1"]))
+    # The same old turn is extracted again (a retried job): nothing changes.
+    assert run(table, cand("We use npm.", "package manager", "npm", t=T0, src=["u1"])).outcome == "duplicate"
+    # Another old turn (e.g. an older export of the log) says it again: absorbed by the tombstone.
+    replayed = run(table, cand("We use npm.", "package manager", "npm", t=T0, src=["u0"]))
     assert replayed.outcome == "absorbed"
     assert table.get(old.memory_id).state == TrustState.SUPERSEDED
     assert servable(table) == ["We use pnpm."]

@@ -132,7 +132,7 @@ def test_default_branch_phrasings_share_one_key(said: str, branch: str) -> None:
 
 
 TECH_PHRASINGS = [
-    ("we store sessions in Postgres", "database", "postgres"),
+    ("we store sessions in Postgres", "session storage", "postgres"),
     ("we moved storage to SQLite", "database", "sqlite"),
     ("we're going with DynamoDB for storage", "database", "dynamodb"),
     ("Our database is PostgreSQL.", "database", "postgres"),

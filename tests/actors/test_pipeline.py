@@ -1,0 +1,158 @@
+"""The whole pipeline in one process (no Ray): log -> extract -> embed -> ingest -> recall."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from actors.config import load_settings
+from actors.launch import Runtime
+from actors.pipeline import Pipeline
+from actors.replay import replay_file
+from actors.wire import ForgetRequest, RecallRequest, RememberRequest
+from engine.models import TurnIn
+
+DAY = 86_400_000
+T0 = 1_767_225_600_000
+
+# Values change several times, each change worded differently, with noise in between.
+HISTORY = [
+    ("the API listens on port 8080", "Noted."),
+    ("we use npm for packages", "OK."),
+    ("can you fix the flaky checkout test?", "Fixed the race in test_checkout."),
+    ("moved the api server to port 9090", "Updated the Dockerfile to expose 9090."),
+    ("thanks!", "You're welcome."),
+    ("from now on we use pnpm, not npm", "Switched the lockfile to pnpm."),
+    ("what port are we on again?", "9090, since the last change."),
+    ("backend port is 7070 now", "Done, the API now listens on 7070."),
+    ("run the tests with `pytest -x`", "Will do."),
+    ("the test command is now `make test`", "Updated the CI job."),
+]
+
+
+def write_history(path: Path, project: str, rows: list[tuple[str, str]], start: int = 0) -> Path:
+    with path.open("w", encoding="utf-8") as fh:
+        for i, (user, assistant) in enumerate(rows):
+            ts = T0 + (start + i) * DAY
+            from datetime import datetime, timezone
+
+            iso = datetime.fromtimestamp(ts / 1000, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+            fh.write(json.dumps({"project": project, "session": f"s{i // 3}", "ts": iso, "user": user,
+                                 "assistant": assistant, "request_id": f"{project}-{start + i}"}) + "\n")
+    return path
+
+
+@pytest.fixture
+def pipe(tmp_path: Path) -> Pipeline:
+    rt = Runtime(tmp_path / "data", load_settings(), use_ray=False)
+    yield Pipeline(rt)
+    rt.shutdown()
+
+
+def recall(pipe: Pipeline, project: str, query: str, **kw: object) -> str:
+    return pipe.recall(RecallRequest(project=project, query=query, passive=True, **kw)).context
+
+
+@pytest.mark.parametrize("budget", [None, 64])
+def test_recall_serves_current_values_never_superseded_ones(pipe: Pipeline, tmp_path: Path, budget: int | None) -> None:
+    replay_file(pipe, write_history(tmp_path / "h.jsonl", "shop", HISTORY))
+    port = recall(pipe, "shop", "which port does the API listen on?", budget_tokens=budget)
+    assert "7070" in port and "8080" not in port and "9090" not in port
+    pm = recall(pipe, "shop", "which package manager do we use?", budget_tokens=budget)
+    assert "pnpm" in pm and "npm for" not in pm
+    tests = recall(pipe, "shop", "how do I run the tests?", budget_tokens=budget)
+    assert "make test" in tests and "pytest -x" not in tests
+
+
+def test_replaying_older_turns_does_not_resurrect_retired_values(pipe: Pipeline, tmp_path: Path) -> None:
+    replay_file(pipe, write_history(tmp_path / "h.jsonl", "shop", HISTORY))
+    # The same old statements arrive again under new request ids but with their old times
+    # (e.g. a second export of the same log): retired values must stay retired.
+    old = tmp_path / "old.jsonl"
+    write_history(old, "shop", HISTORY[:4])
+    old.write_text(old.read_text().replace('"request_id": "shop-', '"request_id": "again-'))
+    replay_file(pipe, old)
+    port = recall(pipe, "shop", "which port does the API listen on?")
+    assert "7070" in port and "8080" not in port and "9090" not in port
+    # Positive control: the same words with *newer* evidence are a genuine new assertion.
+    newer = write_history(tmp_path / "newer.jsonl", "shop", [HISTORY[3]], start=200)
+    replay_file(pipe, newer)
+    assert "9090" in recall(pipe, "shop", "which port does the API listen on?")
+
+
+def test_projects_never_see_each_other(pipe: Pipeline) -> None:
+    pipe.observe([TurnIn(project="alpha", user="the API listens on port 5001", ts_ms=T0, request_id="a1"),
+                  TurnIn(project="beta", user="the API listens on port 6002", ts_ms=T0, request_id="b1")])
+    pipe.drain("alpha")
+    pipe.drain("beta")
+    a = recall(pipe, "alpha", "what port does the API use?")
+    b = recall(pipe, "beta", "what port does the API use?")
+    assert "5001" in a and "6002" not in a
+    assert "6002" in b and "5001" not in b
+
+
+def test_global_memories_reach_every_project(pipe: Pipeline) -> None:
+    pipe.remember(RememberRequest(project="alpha", text="The user prefers answers in British English.", scope="global"))
+    pipe.remember(RememberRequest(project="alpha", text="Alpha deploys with Helm charts.", scope="project"))
+    assert "British English" in recall(pipe, "beta", "which spelling should answers use, British English?")
+    assert "Helm" not in recall(pipe, "beta", "how does alpha deploy with Helm charts?")
+    assert "Helm" in recall(pipe, "alpha", "how does alpha deploy with Helm charts?")  # positive control
+
+
+def test_remember_then_forget_is_never_recalled_again_even_after_replay(pipe: Pipeline, tmp_path: Path) -> None:
+    hist = write_history(tmp_path / "h.jsonl", "shop", [("the staging host is stage-01.example.net", "OK.")])
+    replay_file(pipe, hist)
+    assert "stage-01" in recall(pipe, "shop", "what is the staging host?")
+    rep = pipe.remember(RememberRequest(project="shop", text="Releases are cut every second Tuesday."))
+    assert "second Tuesday" in recall(pipe, "shop", "when are releases cut?")
+    pipe.forget(ForgetRequest(project="shop", memory_id=rep.memory_ids[0]))
+    assert "second Tuesday" not in recall(pipe, "shop", "when are releases cut?")
+    pipe.forget(ForgetRequest(project="shop", match="stage-01"))
+    # The older turn that first stated it is replayed again (new request id, same old time).
+    again = tmp_path / "again.jsonl"
+    row = json.loads(hist.read_text())
+    row["request_id"] = "replayed"
+    again.write_text(json.dumps(row) + "\n")
+    replay_file(pipe, again)
+    assert "stage-01" not in recall(pipe, "shop", "what is the staging host?")
+
+
+def test_stop_and_start_again_recalls_the_same_memories(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    rt = Runtime(data, load_settings(), use_ray=False)
+    pipe = Pipeline(rt)
+    replay_file(pipe, write_history(tmp_path / "h.jsonl", "shop", HISTORY))
+    before = pipe.recall(RecallRequest(project="shop", query="which port does the API listen on?", passive=True))
+    listed = {m.id for m in pipe.memories("shop")}
+    rt.shutdown()
+    rt2 = Runtime(data, load_settings(), use_ray=False)
+    pipe2 = Pipeline(rt2)
+    after = pipe2.recall(RecallRequest(project="shop", query="which port does the API listen on?", passive=True))
+    assert [m.id for m in after.memories] == [m.id for m in before.memories] and after.context == before.context
+    assert {m.id for m in pipe2.memories("shop")} == listed
+    rt2.shutdown()
+
+
+def test_failed_extraction_is_retried_then_dead_and_visible(tmp_path: Path) -> None:
+    class Broken:
+        name = "broken"
+
+        def extract(self, units, scope):
+            raise RuntimeError("model exploded")
+
+    settings = load_settings()
+    rt = Runtime(tmp_path / "d", settings, use_ray=False, client_factory=Broken)
+    pipe = Pipeline(rt)
+    pipe.observe([TurnIn(project="p", user="the API listens on port 1234", request_id="x")])
+    import time
+
+    deadline = time.time() + 30
+    while time.time() < deadline and pipe.pending("p"):
+        pipe.drain("p", max_rounds=3)
+    counts = rt.log("p").call("job_counts")
+    assert counts["extract"].get("dead") == 1 and not counts["extract"].get("done")
+    jobs = rt.log("p").call("jobs", "dead")
+    assert "model exploded" in jobs[0].last_error
+    rt.shutdown()

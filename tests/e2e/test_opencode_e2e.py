@@ -1,0 +1,394 @@
+"""End to end: the real opencode CLI, the dynmem plugin, a real ``dynmem serve`` sidecar and a
+scripted OpenAI-compatible model (tests/fakes/openai_server.py).
+
+Scenario (one project, one sidecar, one data dir):
+1. session 1 states two facts (API port 9090, pnpm not npm);
+2. session 2's first model request carries both facts in its system prompt; the model calls
+   ``memory_search`` and the next request carries the memory in the tool result;
+3. session 3 moves the API to port 7070;
+4. session 4's system prompt carries 7070 and not 9090;
+5. an opencode killed with SIGKILL right after ``session.idle`` (its send held by a sidecar that
+   never answers) loses nothing: the next run replays the turn from the outbox.
+At the end the sidecar is stopped and no process of this test is left (Ray included).
+
+opencode-ai is installed once with npm into ``.cache/opencode-npm/`` (reused afterwards).
+Facts about driving opencode: ../shared/OPENCODE.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakes.openai_server import FakeOpenAI
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+OPENCODE_VERSION = "1.18.33"
+NPM_DIR = ROOT / ".cache" / "opencode-npm"
+PLUGIN_SRC = ROOT / "bridge" / "opencode" / "dynmem.js"
+VENV_BIN = Path(sys.executable).parent
+RUN_TIMEOUT_S = 180  # a warm round trip is 3-5 s; the first run of a project is slower
+FACT_TIMEOUT_S = 90  # the sidecar distils a turn in the background
+
+SCRIPT: list[dict[str, Any]] = [
+    # session 2: look the port up in memory, then answer from the tool result
+    {"user_contains": "which port", "tool_offered": "memory_search", "tool_result": False,
+     "tool_call": {"name": "memory_search", "arguments": {"query": "API port"}}},
+    {"tool_result": True, "text": "Memory says so."},
+    {"user_contains": "port", "text": "Understood."},
+]
+
+
+# ---- opencode installation and hermetic environment --------------------------------------
+def opencode_bin() -> Path:
+    """The opencode binary from the npm cache folder, installing it on first use (locked)."""
+    binary = NPM_DIR / "node_modules" / ".bin" / "opencode"
+    plugin_pkg = NPM_DIR / "node_modules" / "@opencode-ai" / "plugin" / "package.json"
+    if shutil.which("npm") is None:
+        pytest.fail("npm is needed to install opencode-ai for the e2e test")
+    NPM_DIR.mkdir(parents=True, exist_ok=True)
+    with open(NPM_DIR / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (binary.exists() and _installed_version(plugin_pkg) == OPENCODE_VERSION
+                and _opencode_version(binary) == OPENCODE_VERSION):
+            if not (NPM_DIR / "package.json").exists():
+                (NPM_DIR / "package.json").write_text('{"name": "opencode-npm-cache", "private": true}\n')
+            subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
+                 f"opencode-ai@{OPENCODE_VERSION}", f"@opencode-ai/plugin@{OPENCODE_VERSION}"],
+                cwd=NPM_DIR, check=True, timeout=600)
+    assert _opencode_version(binary) == OPENCODE_VERSION
+    return binary
+
+
+def _installed_version(package_json: Path) -> str:
+    try:
+        return str(json.loads(package_json.read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return ""
+
+
+def _opencode_version(binary: Path) -> str:
+    if not binary.exists():
+        return ""
+    with contextlib.suppress(subprocess.SubprocessError, OSError):
+        env = {**os.environ, "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+        for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+            env[var] = str(NPM_DIR / ".xdg" / var.lower())
+        out = subprocess.run([str(binary), "--version"], env=env, capture_output=True, text=True, timeout=60)
+        return out.stdout.strip()
+    return ""
+
+
+def opencode_config(base_url: str) -> dict[str, Any]:
+    return {
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": False, "share": "disabled",
+        "model": "fake/fake-model", "small_model": "fake/fake-model",
+        "provider": {"fake": {
+            "npm": "@ai-sdk/openai-compatible", "name": "Fake",
+            "options": {"baseURL": base_url, "apiKey": "dummy"},
+            "models": {"fake-model": {"name": "Fake", "tool_call": True,
+                                      "limit": {"context": 32000, "output": 4000}}}}},
+    }
+
+
+def hermetic_env(root: Path, base_url: str, data_dir: Path) -> dict[str, str]:
+    """Environment for opencode and the sidecar: private XDG dirs, no network features."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCODE", "DYNMEM", "XDG_"))}
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        env[var] = str(root / "xdg" / var.removeprefix("XDG_").removesuffix("_HOME").lower())
+        Path(env[var]).mkdir(parents=True, exist_ok=True)
+    env.update({
+        "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1",
+        "OPENCODE_CONFIG_CONTENT": json.dumps(opencode_config(base_url)),
+        "DYNMEM_HOME": str(data_dir),
+        "DYNMEM_BIN": str(VENV_BIN / "dynmem"),
+        "DYNMEM_MODEL_CLIENT": "rules",
+        "PATH": f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "NO_COLOR": "1",
+    })
+    return env
+
+
+def _skip_runtime_npm_install(folder: Path) -> None:
+    """opencode installs @opencode-ai/plugin into each config folder with plugins unless
+    node_modules/ exists and package-lock.json lists every dependency (OPENCODE.md)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pkg_file = folder / "package.json"
+    pkg = json.loads(pkg_file.read_text()) if pkg_file.exists() else {}
+    deps = {**pkg.get("dependencies", {}), "@opencode-ai/plugin": OPENCODE_VERSION}
+    pkg["dependencies"] = deps
+    pkg_file.write_text(json.dumps(pkg, indent=2) + "\n")
+    lock = {"name": folder.name, "lockfileVersion": 3, "requires": True,
+            "packages": {"": {"dependencies": deps}}}
+    (folder / "package-lock.json").write_text(json.dumps(lock, indent=2) + "\n")
+    (folder / "node_modules").mkdir(exist_ok=True)
+
+
+def make_project(root: Path, env: dict[str, str]) -> Path:
+    """A project folder with the plugin installed, ready for ``opencode run``."""
+    project = root / "project"
+    project.mkdir()
+    (project / "README.md").write_text("# shop-api\n")
+    help_text = subprocess.run([env["DYNMEM_BIN"], "--help"], env=env, capture_output=True, text=True).stdout
+    if " plugin " in help_text:
+        subprocess.run([env["DYNMEM_BIN"], "plugin", "install", "--project", str(project)], env=env, check=True,
+                       capture_output=True, timeout=60)
+    else:
+        (project / ".opencode" / "plugin").mkdir(parents=True)
+        shutil.copyfile(PLUGIN_SRC, project / ".opencode" / "plugin" / "dynmem.js")
+    assert (project / ".opencode" / "plugin" / "dynmem.js").read_bytes() == PLUGIN_SRC.read_bytes()
+    _skip_runtime_npm_install(project / ".opencode")
+    _skip_runtime_npm_install(Path(env["XDG_CONFIG_HOME"]) / "opencode")
+    return project
+
+
+def opencode_cmd(project: Path, message: str, title: str = "t") -> list[str]:
+    return [str(opencode_bin()), "run", "--title", title, *message.split()]
+
+
+def run_opencode(project: Path, env: dict[str, str], message: str, title: str = "t") -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(opencode_cmd(project, message, title), cwd=project, env=env, capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f"opencode failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def requests_since(fake: FakeOpenAI, start: int) -> list[dict[str, Any]]:
+    """Chat-completion bodies recorded after index ``start``, without title requests."""
+    bodies = [r["body"] for r in fake.requests[start:] if r["path"].endswith("/chat/completions")]
+    return [b for b in bodies if not FakeOpenAI.system_of(b).startswith("You are a title generator")]
+
+
+# ---- the sidecar --------------------------------------------------------------------------
+class SidecarClient:
+    """Reads ``<data-dir>/sidecar.json`` and speaks the /v1 contract."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        info = json.loads((data_dir / "sidecar.json").read_text())
+        self.info = info
+        self.url = str(info["url"]).rstrip("/")
+        self.pid = int(info["pid"])
+        token_file = Path(info["token_file"])
+        self.token = (token_file if token_file.is_absolute() else data_dir / token_file).read_text().strip()
+
+    def call(self, method: str, route: str, body: dict[str, Any] | None = None, timeout_s: float = 30) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(f"{self.url}{route}", data=data, method=method, headers={
+            "Authorization": f"Bearer {self.token}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            return json.load(resp)
+
+    def recall(self, project: Path, query: str) -> dict[str, Any]:
+        return dict(self.call("POST", "/v1/recall", {"project": str(project), "query": query}))
+
+    def wait_for(self, what: str, probe: Callable[[], bool], timeout_s: float = FACT_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with contextlib.suppress(urllib.error.URLError, OSError, ValueError):
+                if probe():
+                    return
+            time.sleep(0.5)
+        pytest.fail(f"timed out after {timeout_s:g}s waiting for {what}")
+
+
+def start_sidecar(env: dict[str, str]) -> SidecarClient:
+    subprocess.run([env["DYNMEM_BIN"], "serve", "--detach"], env=env, check=True, timeout=180,
+                   stdin=subprocess.DEVNULL, capture_output=True)
+    client = SidecarClient(Path(env["DYNMEM_HOME"]))
+    with urllib.request.urlopen(f"{client.url}/v1/health", timeout=10) as resp:
+        assert json.load(resp)["ok"] is True
+    return client
+
+
+def stop_sidecar(env: dict[str, str], pid: int) -> None:
+    help_text = subprocess.run([env["DYNMEM_BIN"], "--help"], env=env, capture_output=True, text=True).stdout
+    if " stop " in help_text:
+        subprocess.run([env["DYNMEM_BIN"], "stop"], env=env, timeout=120, capture_output=True)
+    else:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+
+def processes_with_env(marker: str) -> list[tuple[int, str]]:
+    """Live processes whose environment holds ``marker`` (Ray's raylet, GCS and workers
+    inherit the sidecar's DYNMEM_HOME, so this finds every orphan of the test)."""
+    found = []
+    needle = marker.encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                stat = (entry / "stat").read_text()
+                if stat.rsplit(")", 1)[1].split()[0] == "Z":
+                    continue  # a zombie holds no resources
+                found.append((int(entry.name), (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]))
+    return found
+
+
+# ---- a sidecar that answers /v1/health and never anything else ---------------------------
+class _Blackhole(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        if self.path.startswith("/v1/health"):
+            body = b'{"ok": true, "version": "blackhole"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            self.server.stopping.wait()  # type: ignore[attr-defined]
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        self.server.stopping.wait()  # type: ignore[attr-defined]
+
+    do_DELETE = do_POST  # noqa: N815 - stdlib name
+
+
+@contextlib.contextmanager
+def blackhole_sidecar(data_dir: Path) -> Iterator[None]:
+    """Point sidecar.json at a server whose sends hang, then restore it."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Blackhole)
+    server.daemon_threads = True
+    server.stopping = threading.Event()  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    info_file = data_dir / "sidecar.json"
+    original = info_file.read_text()
+    info = json.loads(original)
+    info["url"] = f"http://127.0.0.1:{server.server_address[1]}"
+    info_file.write_text(json.dumps(info))
+    try:
+        yield
+    finally:
+        info_file.write_text(original)
+        server.stopping.set()  # type: ignore[attr-defined]
+        server.shutdown()
+        server.server_close()
+
+
+def pending_outbox(data_dir: Path) -> list[dict[str, Any]]:
+    entries: dict[str, dict[str, Any]] = {}
+    acks: set[str] = set()
+    for f in (data_dir / "outbox").glob("*.jsonl"):
+        for line in f.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                obj = json.loads(line)
+                if obj.get("ack"):
+                    acks.add(obj["ack"])
+                elif obj.get("id"):
+                    entries[obj["id"]] = obj
+    return [e for i, e in entries.items() if i not in acks]
+
+
+# ---- the test -------------------------------------------------------------------------------
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[tuple[FakeOpenAI, dict[str, str], Path, SidecarClient]]:
+    opencode_bin()
+    data_dir = tmp_path / "dynmem"
+    with FakeOpenAI(SCRIPT, record_path=tmp_path / "model-requests.jsonl") as fake:
+        env = hermetic_env(tmp_path, fake.base_url, data_dir)
+        project = make_project(tmp_path, env)
+        sidecar = start_sidecar(env)
+        try:
+            yield fake, env, project, sidecar
+        finally:
+            stop_sidecar(env, sidecar.pid)
+            marker = f"DYNMEM_HOME={data_dir}"
+            deadline = time.monotonic() + 60
+            while processes_with_env(marker) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            left = processes_with_env(marker)
+            for pid, _ in left:  # do not leak them into the next test, then fail
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            assert not left, f"processes left behind: {left}"
+
+
+def test_memory_flows_through_real_opencode(stack: tuple[FakeOpenAI, dict[str, str], Path, SidecarClient]) -> None:
+    fake, env, project, sidecar = stack
+    data_dir = Path(env["DYNMEM_HOME"])
+    question = "which port does the API listen on and how do I install dependencies?"
+
+    # session 1: state the facts
+    run_opencode(project, env, "the API listens on port 9090. From now on we use pnpm, not npm.")
+    sidecar.wait_for("both facts in memory", lambda: all(
+        x in sidecar.recall(project, question)["context"] for x in ("9090", "pnpm")))
+
+    # session 2: injected, then found again through the memory_search tool
+    start = len(fake.requests)
+    run_opencode(project, env, question)
+    reqs = requests_since(fake, start)
+    assert len(reqs) >= 2, reqs
+    first_system = FakeOpenAI.system_of(reqs[0])
+    assert "9090" in first_system and "pnpm" in first_system
+    assert "memory_search" in {t["function"]["name"] for t in reqs[0].get("tools", [])}
+    assert not FakeOpenAI.tool_results_of(reqs[0])
+    tool_results = FakeOpenAI.tool_results_of(reqs[1])
+    assert tool_results and "9090" in tool_results[-1], tool_results
+
+    # session 3: the fact changes
+    run_opencode(project, env, "we moved the API to port 7070.")
+    sidecar.wait_for("the new port to replace the old one", lambda: (
+        "7070" in (ctx := sidecar.recall(project, "what port does the API use?")["context"]) and "9090" not in ctx))
+
+    # session 4: only the new value is injected
+    start = len(fake.requests)
+    run_opencode(project, env, "what port does the API use?")
+    reqs = requests_since(fake, start)
+    system = FakeOpenAI.system_of(reqs[0])
+    assert "7070" in system and "9090" not in system
+    assert "You are a title generator" not in json.dumps(reqs)  # --title skips the title request
+
+    # session 5: killed right after session.idle while its send hangs: the turn waits in the outbox
+    assert not pending_outbox(data_dir)
+    kill_env = {**env, "DYNMEM_AUTOSTART": "0", "DYNMEM_RECALL_TIMEOUT_MS": "1000"}
+    with blackhole_sidecar(data_dir):
+        proc = subprocess.Popen(opencode_cmd(project, "the database is PostgreSQL 16 on host db-main."),
+                                cwd=project, env=kill_env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.monotonic() + RUN_TIMEOUT_S
+            while not any("db-main" in e["body"].get("user", "") for e in pending_outbox(data_dir)):
+                assert proc.poll() is None, "opencode exited before its turn reached the outbox"
+                assert time.monotonic() < deadline, "the turn never reached the outbox"
+                time.sleep(0.02)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    assert [e["route"] for e in pending_outbox(data_dir)] == ["/v1/observe"]
+
+    # session 6: the next run replays the outbox
+    run_opencode(project, env, "hello again")
+    sidecar.wait_for("the killed turn to reach the sidecar", lambda: "db-main" in json.dumps(
+        sidecar.call("POST", "/v1/log/search", {"project": str(project), "query": "PostgreSQL db-main"})))
+    sidecar.wait_for("the outbox to drain", lambda: not pending_outbox(data_dir), timeout_s=10)
