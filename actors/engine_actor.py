@@ -36,7 +36,7 @@ from engine.errors import EmptyQuery, InvalidInput, NotFound
 from engine.forget import expire_due, purge, retract
 from engine.ingest import ingest
 from engine.keys import normalize_belief, normalize_key
-from engine.models import GLOBAL_SCOPE, Candidate, Kind, Memory, Origin, Tier, TrustState, Verdict
+from engine.models import GLOBAL_SCOPE, AuditEvent, Candidate, Kind, Memory, Origin, Tier, TrustState, Verdict
 from engine.redact import redact
 from engine.retrieval import Shortlisted, select
 from engine.scopes import project_scope, readable_scopes, scope_for
@@ -352,6 +352,31 @@ class EngineService:
                            now_ms=self.clock.now_ms(), step=self.step, settings=self.settings, request_id=request_id)
         return self._commit(fx + Effects(receipt=f"verdict:{tension_id}:{verdict.value}:{request_id}"), {})
 
+
+    # ---- export and import ---------------------------------------------------------------
+    def export(self) -> list[Memory]:
+        """Every memory of this scope, all states (purged ones keep only hashes)."""
+        return sorted(self.table, key=lambda m: (m.recorded_at_ms, m.id))
+
+    def import_memories(self, memories: Sequence[Memory], request_id: str = "") -> int:
+        """Restore memories as given (states, pools, validity), re-embedding the servable ones.
+
+        Memories of another scope are refused; an id that already exists is overwritten.
+        """
+        foreign = [m.id for m in memories if m.scope != self.scope]
+        if foreign:
+            raise InvalidInput(f"{len(foreign)} memories belong to another scope than {self.scope} (e.g. {foreign[0]})")
+        now = self.clock.now_ms()
+        live = [m for m in memories if m.servable and not m.purged]
+        vecs = self.index.embed([m.text for m in live]) if live else None
+        new_vecs = {m.id: vecs[i] for i, m in enumerate(live)} if vecs is not None else {}
+        audit = tuple(AuditEvent(memory_id=m.id, action="import", actor=Origin.HUMAN, reason="imported",
+                                 request_id=request_id, at_ms=now, to_state=m.state.value) for m in memories)
+        receipt = "import:" + (request_id or stable_id("i", *(m.id for m in memories), now))
+        fx = Effects(memories=tuple(memories), audit=audit, index_add=tuple(new_vecs),
+                     index_remove=tuple(m.id for m in memories if not (m.servable and not m.purged)), receipt=receipt)
+        self._commit(fx, new_vecs)
+        return len(memories)
 
     # ---- jobs on memory.sqlite (adjudicate, review, recognize) -----------------------
     def lease_adjudications(self, n: int, lease_ms: int = 60_000) -> list[tuple[int, str, Memory, Memory]]:

@@ -167,6 +167,20 @@ class Pipeline:
     def stats(self, project: str) -> Stats:
         return self.rt.engine(project).call("stats")  # type: ignore[no-any-return]
 
+    def export(self, project: str) -> list[Memory]:
+        return self.rt.engine(project).call("export")  # type: ignore[no-any-return]
+
+    def import_memories(self, project: str, memories: Sequence[Memory], request_id: str = "") -> int:
+        """Restore exported memories; global-scope rows go to the global engine."""
+        glob = [m for m in memories if m.scope == "global"]
+        mine = [m for m in memories if m.scope != "global"]
+        n = 0
+        if mine:
+            n += self.rt.engine(project).call("import_memories", mine, request_id)
+        if glob:
+            n += self.rt.global_engine.call("import_memories", glob, request_id)
+        return n
+
     # ---- feedback, misses and the log ---------------------------------------------------
     def feedback(self, project: str, retrieval_id: str, answer: str, request_id: str = "") -> list[str]:
         """Credit the memories that ``answer`` actually used (recognizer); idempotent on request id."""

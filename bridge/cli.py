@@ -324,6 +324,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--purge", action="store_true", help="also erase the text and its source turns")
     s.set_defaults(func=cmd_forget)
 
+    from eval.cli import add_bench_parser
+
+    add_bench_parser(sub, common)
+
     s = sub.add_parser("serve", parents=[common], help="run the HTTP sidecar (FastAPI in a Ray actor)")
     s.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     s.add_argument("--port", type=int, default=0, help="port (default: a free one, written to sidecar.json)")

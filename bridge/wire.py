@@ -137,7 +137,8 @@ class LogSearchBody(Body):
 
 class LogTimelineBody(Body):
     project: str = ProjectField
-    around_turn: int | None = Field(default=None, ge=1, description="centre on this turn (default: latest)")
+    # le: SQLite integers are 64-bit, and the plugin's JavaScript numbers are exact below 2**53
+    around_turn: int | None = Field(default=None, ge=1, le=2**53 - 1, description="centre on this turn (default: latest)")
     limit: int = Field(default=20, ge=1, le=200, description="at most this many turns")
 
 

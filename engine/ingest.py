@@ -90,6 +90,8 @@ def _rivals(c: Candidate, table: MemoryTable) -> list[Memory]:
     out: dict[str, Memory] = {}
     if c.key:
         for m in table.with_key(c.scope, c.key):
+            if c.negated and normalize_belief(m.belief) != normalize_belief(c.belief):
+                continue  # "we stopped using make lint" retires that command only, not another one
             if m.servable and (normalize_belief(m.belief) != normalize_belief(c.belief) or m.negated != c.negated):
                 out[m.id] = m
     if c.belief:

@@ -125,6 +125,10 @@ _GENERIC_SERVICE = frozenset(
     "api backend dev web main our the this new http https local node app application rest flask "
     "express fastapi django uvicorn gunicorn a an my that test prod production staging".split()
 )
+_SERVICE_NAMED = re.compile(
+    r"\b(?:api|backend|back[- ]end|server|service|front[- ]?end|postgres\w*|mysql|db|database|redis|"
+    r"web ?app|ui|client|vite|grpc|metrics|admin)\b"
+)
 _PORT_TEXT = {
     "api": "The API server listens on port {n}.",
     "frontend": "The frontend dev server runs on port {n}.",
@@ -134,7 +138,7 @@ _PORT_TEXT = {
 
 
 def _service(low: str) -> str:
-    """The service the clause is about: the first one named ("the API serves /metrics on 7070")."""
+    """The service the clause is about: the first one named ("the API serves /metrics on 9100")."""
     found: list[tuple[int, str]] = []
     for pattern, service in _SERVICE_RULES:
         match = pattern.search(low)
@@ -154,6 +158,17 @@ def _service(low: str) -> str:
     return "api"
 
 
+_ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
+
+
+def _env_service_word(match: re.Match[str]) -> str:
+    """`TEST_DB_URL` -> "db", `VITE_API_URL` -> "api": the word before the URL/HOST/PORT suffix."""
+    parts = match.group(0).split("_")
+    if len(parts) >= 2 and parts[-1] in {"URL", "URI", "HOST", "PORT", "ADDR", "ADDRESS", "DSN"}:
+        return parts[-2]
+    return " ".join(parts)
+
+
 def _port(c: Clause) -> Finding | None:
     if not _PORT_CONTEXT.search(c.low):
         return None
@@ -166,8 +181,10 @@ def _port(c: Clause) -> Finding | None:
     if chosen is None:
         return None
     port = chosen.group(1)
-    # `TEST_DB_URL` names its service too: read environment variables as words
-    words = re.sub(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b", lambda m: m.group(0).replace("_", " "), c.text).lower()
+    # `TEST_DB_URL` names its service too: read an environment variable as its service word
+    words = _ENV_NAME.sub(_env_service_word, c.text).lower()
+    if not _SERVICE_NAMED.search(words) and re.search(r"\b(?:url|dsn|uri|connection string)\b", words):
+        return None  # "the fallback URL in env.py to port 5433": which service is unknown
     service = _service(_PORT_NUMBER.sub(" ", words))
     text = _PORT_TEXT.get(service, "The {s} service listens on port {n}.").format(n=port, s=service)
     return Finding(f"{service} port", port, Kind.FACT, text)
@@ -201,7 +218,8 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("install", r"\binstall\w*|\bset ?up\b|\bbootstrap\w*", "To install dependencies, run `{c}`."),
         ("release", r"\brelease\w*|\bpublish\w*", "To publish a release, run `{c}`."),
         ("benchmark", r"\bbench\w*", "To run the benchmarks, run `{c}`."),
-        ("seed", r"\bseed\w*", "To seed the database, run `{c}`."),
+        ("seed", r"\bseed\w*\s+(?:the\s+)?(?:db|database|data|fixtures)\b|\bseed (?:script|command)\b",
+         "To seed the database, run `{c}`."),
         (
             "dev",
             r"\bdev server\b|\bstart\w*\b|\blocally\b|\bserve\b|\bdev mode\b",
@@ -457,7 +475,7 @@ def _singular(word: str) -> str:
 
 
 def _stored_thing(text: str, tech: re.Match[str]) -> tuple[str, bool] | None:
-    """('carts', negated) in "we store carts in Redis", "carts go in Postgres", "Redis for carts"."""
+    """('sessions', negated) in "we store sessions in Redis", "sessions go in Postgres", "Redis for sessions"."""
     if tech_category(tech_name(tech.group(1))) not in _STORE_CATEGORIES:
         return None
     before = _STORED_BEFORE.search(text[: tech.start()])
@@ -480,7 +498,9 @@ def _storage_finding(thing: str, name: str, negated: bool) -> Finding:
 
 
 def _techs(text: str) -> list[re.Match[str]]:
-    return list(TECH_PATTERN.finditer(text))
+    """Technology names, except inside an inline command (`npm install`, `docker compose up`)."""
+    spans = [m.span() for m in _BACKTICKED.finditer(text) if " " in m.group(1).strip()]
+    return [m for m in TECH_PATTERN.finditer(text) if not any(a < m.start() < b for a, b in spans)]
 
 
 def _removal(c: Clause) -> Finding | None:
@@ -514,7 +534,7 @@ def _removal(c: Clause) -> Finding | None:
             return None  # "drop the note from CONTRIBUTING.md": an edit of a file
         name, key = normalize_belief(display), ""
         if _STARTS_EXE.match(display):
-            # "drop `make test`": the command is retired, under the command's key
+            # "drop `make test-all`": the command is retired, under the command's key
             found = _purposes_in(display)
             if found:
                 return Finding(f"{found[0]} command", name, Kind.DECISION, f"`{display}` is no longer used.", negated=True)
@@ -612,7 +632,8 @@ _LOCATION = re.compile(
 _PUT = re.compile(r"^(?:we\s+)?(?:put|keep|place|store)\s+(?:all\s+)?(?P<s>[\w][\w\s-]{1,40}?)\s+(?:in|under|into|inside)\s+" + _PATH, _I)
 _NOT_SUBJECTS = frozenset(
     "it this that there which what everything something nothing he she they i we you bug error "
-    "issue problem crash failure exception typo fix change diff".split()
+    "issue problem crash failure exception typo fix change diff hit hits match matches result results "
+    "mention mentions reference references occurrence occurrences one ones".split()
 )
 
 
@@ -647,7 +668,7 @@ def _owner(c: Clause) -> Finding | None:
     who, what = match.group("who"), _lower_first(match.group("what").strip())
     thing = _article_free(what)
     if not thing or thing.split()[0].lower() in _NOT_SUBJECTS | {"them", "him", "her"}:
-        return None  # "Priya owns it": no coreference
+        return None  # "Dana owns it": no coreference
     return Finding(f"{thing} owner", normalize_belief(who), Kind.FACT, f"{who} owns {what}.")
 
 
@@ -727,14 +748,14 @@ _NEVER_BEFORE = re.compile(r"\b(?:never|don't|do not|avoid|no)\b[\w\s]*$", _I)
 
 def _convention(c: Clause) -> Finding | None:
     if not (_PREFERENCE_TRIGGER.search(c.text) or c.explicit):
-        return None  # "right now the worker doesn't import it" is a remark, not a convention
+        return None  # "right now the client does not call it" is a remark, not a convention
     for key, subject, value in _CONVENTIONS:
         if not subject.search(c.text):
             continue
         hits = list(value.finditer(c.text)) if value else []
         live = [m for m in hits if not _NEVER_BEFORE.search(c.text[max(0, m.start() - 20) : m.start()])]
         found = (live or hits or [None])[0]
-        belief = normalize_belief(found.group(1)) if found else normalize_belief(c.text)
+        belief = normalize_belief(found.group(1)) if found else normalize_belief(_rule_text(c.text))
         if key == "response language" and found:
             belief = normalize_belief(found.group(1))
         return Finding(key, belief, Kind.PREFERENCE, _cap(_rule_text(c.text)) + ".", weight=0.05)
@@ -818,13 +839,15 @@ def _kv(c: Clause) -> Finding | None:
     subject = match.group("s") or match.group("s2") or match.group("s3")
     value = (match.group("v") or match.group("v2") or match.group("v3")).strip(" .")
     value = re.sub(r"\s+now$", "", value, flags=_I)
-    # "staging.example.com, it's a single VM for now": the value ends before a new clause
+    # "prod.example.com, it is two VMs": the value ends before a new clause
     value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
     subject = _lower_first(_article_free(subject))
     words = subject.lower().split()
     if not words or words[0] in _NOT_SUBJECTS or len(words) > 5 or not value:
         return None
     value_words = value.lower().split()
+    if "`code`" in value:
+        return None  # a masked code or config snippet is no value
     if len(value_words) > 8 or value_words[0] in _NOT_VALUE_START:
         return None
     if value.lower().strip("!.") in _EVALUATIVE or value_words[-1] in _EVALUATIVE:
@@ -832,9 +855,9 @@ def _kv(c: Clause) -> Finding | None:
     if words[-1] not in _ATTRIBUTE_HEADS and not _is_valuey(value):
         return None
     if words[-1] not in _ATTRIBUTE_HEADS and (_MEASURE.match(value_words[0]) or "," in value):
-        return None  # "the stripe mock is 40ms", "one test is flaky, test_x": observations
+        return None  # "the search page is 300ms", "one check is flaky, test_x": observations
     if words[-1] not in _ATTRIBUTE_HEADS and _HOSTNAME.fullmatch(value):
-        subject = f"{subject} host"  # "staging is staging.example.com": the staging host
+        subject = f"{subject} host"  # "prod is prod.example.com": the prod host
         words = subject.lower().split()
     key = normalize_key(subject)
     key = _KEY_ALIASES.get(key, key)
@@ -896,7 +919,7 @@ def extract_unit(unit: Unit, scope: str) -> list[Candidate]:
                     continue
                 if f.key:
                     # One turn gives one value per key: the first stated (the user's before the
-                    # assistant's); a second value is a side case ("JS: `pnpm -r test`").
+                    # assistant's); a second value is a side case ("JS: `yarn test`").
                     first = values.setdefault((normalize_key(f.key), f.negated), normalize_belief(f.belief))
                     if first != normalize_belief(f.belief):
                         continue

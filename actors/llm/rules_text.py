@@ -321,7 +321,7 @@ _ASSISTANT_SKIP = re.compile(
     r"want me|it seems|it looks|looks like|i believe|i suggest|i recommend|consider|"
     r"we could|we can|to do this|here's|here is|first|then|finally|this will|that will|"
     r"i've added a test|sure|of course|great question|suggest\w*|options?)\b"
-    r"|^(?:\w+\s+){0,2}(?:fix(?:es)?|plan|proposal|idea)\s*:",
+    r"|^(?:\w+\s+){0,2}(?:fix(?:es)?|plan|proposal|idea)\b[^:]{0,20}:",
     re.I,
 )
 _ASSISTANT_ECHO = re.compile(

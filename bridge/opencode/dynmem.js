@@ -6,7 +6,9 @@
 // over HTTP on 127.0.0.1 and starts it when none answers. No npm dependency: node: builtins
 // and the global fetch only. Hooks never throw; problems go to <data-dir>/logs/opencode-plugin.log.
 //
-// Only plugin functions are exported: opencode calls every export of a plugin module.
+// Only plugin functions are exported: opencode may call every export of a plugin module.
+// Tool args are plain JSON Schema (no zod import); opencode 1.18 then marks every arg as
+// required, so optional args are nullable instead.
 
 import { spawn } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
@@ -36,6 +38,7 @@ function settingsFrom(env) {
     dataDir,
     bin: env.DYNMEM_BIN || "dynmem",
     disabled: env.DYNMEM_DISABLE === "1",
+    debug: env.DYNMEM_DEBUG === "1",
     autostart: env.DYNMEM_AUTOSTART !== "0",
     project: env.DYNMEM_PROJECT || "",
     startTimeoutMs: intEnv(env, "DYNMEM_START_TIMEOUT_MS", 20_000),
@@ -50,6 +53,16 @@ function sha(text, n = 32) {
   return createHash("sha256").update(text).digest("hex").slice(0, n);
 }
 
+/** Resolve with `fallback` after `ms` unless `promise` settles first; never keeps the process alive. */
+function within(promise, ms, fallback) {
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+    timer.unref?.();
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 function ensureDir(dir) {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
@@ -58,8 +71,9 @@ function ensureDir(dir) {
 // log file (never stdout: opencode owns the terminal)
 
 class Log {
-  constructor(file) {
+  constructor(file, debug = false) {
     this.file = file;
+    this.debugging = debug;
   }
 
   write(level, msg, extra) {
@@ -75,6 +89,10 @@ class Log {
     } catch {
       // logging must never break opencode
     }
+  }
+
+  debug(msg, extra) {
+    if (this.debugging) this.write("debug", msg, extra);
   }
 
   info(msg, extra) {
@@ -356,10 +374,12 @@ const active = new WeakSet(); // inputs already served: opencode may call the de
 
 export const DynmemPlugin = async (input = {}, options = {}) => {
   const settings = { ...settingsFrom(process.env), ...(options && typeof options === "object" ? options : {}) };
-  if (settings.disabled || active.has(input)) return {};
+  const log = new Log(path.join(settings.dataDir, "logs", "opencode-plugin.log"), settings.debug);
+  if (settings.disabled || active.has(input)) {
+    log.debug("plugin not loaded", { disabled: settings.disabled, again: active.has(input) });
+    return {};
+  }
   if (input && typeof input === "object") active.add(input);
-
-  const log = new Log(path.join(settings.dataDir, "logs", "opencode-plugin.log"));
   const worktree = input.worktree && input.worktree !== "/" ? input.worktree : "";
   const project = settings.project || input.directory || worktree || process.cwd();
   const sidecar = new Sidecar(settings, log);
@@ -421,7 +441,7 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
   }
 
   async function replay() {
-    const entries = outbox.pending();
+    const entries = outbox.pending().filter((e) => !sending.has(e.id));
     if (!entries.length) return;
     log.info("replaying the outbox", { entries: entries.length });
     for (const e of entries) if (!(await send(e))) break; // the sidecar is down: try again later
@@ -431,10 +451,8 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
   async function fetchTurn(sessionID) {
     if (client?.session?.messages) {
       try {
-        const res = await Promise.race([
-          client.session.messages({ path: { id: sessionID } }),
-          new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), 3_000)),
-        ]);
+        const res = await within(client.session.messages({ path: { id: sessionID } }), 3_000, null);
+        if (res === null) throw new Error("timeout");
         const list = Array.isArray(res) ? res : res?.data;
         if (Array.isArray(list)) {
           const turn = lastTurn(list);
@@ -512,10 +530,12 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
   // first contact: find or start the sidecar, then send what earlier runs left behind
   track(sidecar.connect().then((conn) => conn && replay()));
   log.info("plugin loaded", { project });
+  log.debug("plugin input", { keys: Object.keys(input || {}), directory: input.directory, worktree: input.worktree });
 
   return {
     "chat.message": async (hookInput, output) => {
       try {
+        log.debug("chat.message", { sessionID: hookInput?.sessionID, parts: output?.parts?.length });
         const text = textOfParts(output?.parts);
         if (text && hookInput?.sessionID) session(hookInput.sessionID).userText = text;
       } catch (err) {
@@ -525,6 +545,7 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
 
     "experimental.chat.system.transform": async (hookInput, output) => {
       try {
+        log.debug("system.transform", { sessionID: hookInput?.sessionID, entries: output?.system?.length });
         const system = output?.system;
         if (!Array.isArray(system)) return;
         if (typeof system[0] === "string" && system[0].startsWith(TITLE_PREFIX)) return;
@@ -540,6 +561,7 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
 
     event: async ({ event } = {}) => {
       try {
+        if (!/^(plugin|catalog|integration|reference|message\.part\.delta)/.test(event?.type || "")) log.debug("event", { type: event?.type });
         const props = event?.properties || {};
         if (event?.type === "message.updated" && props.info?.id) {
           const m = messages.get(props.info.id) || { parts: new Map() };
@@ -609,7 +631,7 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
       },
       log_timeline: {
         description: "List earlier turns of this project in order, optionally around a turn number.",
-        args: { around_turn: { type: "number", description: "turn number to center on (optional)" } },
+        args: { around_turn: { type: ["integer", "null"], description: "turn number to center on; null for the latest turns" } },
         execute: (args, ctx) =>
           toolCall("log_timeline", async () => {
             const body = { project, limit: 20 };
@@ -622,7 +644,7 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
         description: "Show the turns around one logged turn (by unit id).",
         args: {
           unit_id: { type: "string", description: "unit id, as shown by log_search" },
-          radius: { type: "number", description: "turns on each side (optional)" },
+          radius: { type: ["integer", "null"], description: "turns on each side; null for the default" },
         },
         execute: (args, ctx) =>
           toolCall("log_window", async () => {
@@ -639,10 +661,7 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
         // idle handlers may still be fetching the turn: wait for them and everything they started
         const deadline = Date.now() + settings.disposeTimeoutMs;
         while (inflight.size && Date.now() < deadline) {
-          await Promise.race([
-            Promise.allSettled([...inflight]),
-            new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now()))),
-          ]);
+          await within(Promise.allSettled([...inflight]), Math.max(0, deadline - Date.now()));
         }
         if (inflight.size) log.error("dispose timed out; pending turns stay in the outbox", { inflight: inflight.size });
       } catch (err) {

@@ -168,8 +168,14 @@ def opencode_cmd(project: Path, message: str, title: str = "t") -> list[str]:
     return [str(opencode_bin()), "run", "--title", title, *message.split()]
 
 
+def project_env(project: Path, env: dict[str, str]) -> dict[str, str]:
+    """opencode takes its directory from $PWD, not from the process's working directory."""
+    return {**env, "PWD": str(project)}
+
+
 def run_opencode(project: Path, env: dict[str, str], message: str, title: str = "t") -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(opencode_cmd(project, message, title), cwd=project, env=env, capture_output=True,
+    proc = subprocess.run(opencode_cmd(project, message, title), cwd=project, env=project_env(project, env),
+                          capture_output=True,
                           text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, f"opencode failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     return proc
@@ -273,11 +279,17 @@ class _Blackhole(BaseHTTPRequestHandler):
     do_DELETE = do_POST  # noqa: N815 - stdlib name
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # the killed opencode resets its connections: expected
+
+
 @contextlib.contextmanager
 def blackhole_sidecar(data_dir: Path) -> Iterator[None]:
     """Point sidecar.json at a server whose sends hang, then restore it."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Blackhole)
-    server.daemon_threads = True
+    server = _QuietServer(("127.0.0.1", 0), _Blackhole)
     server.stopping = threading.Event()  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -373,7 +385,7 @@ def test_memory_flows_through_real_opencode(stack: tuple[FakeOpenAI, dict[str, s
     kill_env = {**env, "DYNMEM_AUTOSTART": "0", "DYNMEM_RECALL_TIMEOUT_MS": "1000"}
     with blackhole_sidecar(data_dir):
         proc = subprocess.Popen(opencode_cmd(project, "the database is PostgreSQL 16 on host db-main."),
-                                cwd=project, env=kill_env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                cwd=project, env=project_env(project, kill_env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             deadline = time.monotonic() + RUN_TIMEOUT_S

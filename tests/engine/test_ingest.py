@@ -94,3 +94,13 @@ def test_scopes_never_interact_in_ingest() -> None:
     res = run(table, cand("The API listens on port 9090.", "api port", "9090", scope="project:b", t=T0 + DAY))
     assert res.outcome == "created"
     assert len(servable(table)) == 2
+
+
+def test_a_keyed_removal_retires_only_the_value_it_names() -> None:
+    table = MemoryTable()
+    run(table, cand("Lint with `ruff check`.", "lint command", "ruff check", t=T0, src=["u1"]))
+    res = run(table, cand("We no longer run `make lint`.", "lint command", "make lint", t=T0 + DAY, src=["u2"], negated=True))
+    assert "Lint with `ruff check`." in servable(table)
+    run(table, cand("We no longer run `ruff check`.", "lint command", "ruff check", t=T0 + 2 * DAY, src=["u3"], negated=True))
+    assert "Lint with `ruff check`." not in servable(table)  # positive control: the named value is retired
+    assert res.outcome == "created"

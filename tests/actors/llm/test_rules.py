@@ -542,3 +542,168 @@ def test_recognize_ignores_the_echoed_memory_block() -> None:
     echoed = "<dynmem-memory>\n- The API server listens on port 8080.\n</dynmem-memory>\nFixed the typo."
     assert CLIENT.recognize(echoed, INJECTED) == []
     assert CLIENT.recognize(echoed + " Port 8080 is used.", INJECTED) == ["m1"]
+
+
+# ---------------------------------------------------------------- precision on developer chat
+
+
+def keyed(user: str, assistant: str = "") -> list[tuple[str, str, bool]]:
+    return [(c.key, c.belief, c.negated) for c in extract(user, assistant)]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Back in January, when the backend still ran on 4100, nobody cached anything.",
+        "back when we were on yarn the installs took forever",
+        "We used to deploy with Heroku.",
+        "Originally the gateway listened on 4100.",
+    ],
+)
+def test_history_told_as_history_is_not_current(said: str) -> None:
+    assert keyed(said) == []
+    assert keyed(f"{said}\nThe backend runs on 4200.") == [("api port", "4200", False)]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The config has `cache: yarn` and `testpaths = [\"spec\"]` for the test run.",
+        "I added a `\"test\": \"jest --ci\"` script.",
+        "Every test now has `def test_it() -> None:` as its signature.",
+        "The manifest sets `containerPort: 4300` for the backend.",
+    ],
+)
+def test_code_and_config_snippets_are_not_commands_or_choices(said: str) -> None:
+    assert keyed("", said) == []
+    assert keyed("", f"{said} Tests now run with `tox -e py`.") == [("test command", "tox -e py", False)]
+
+
+def test_bulleted_plan_of_the_assistant_is_not_a_done_change() -> None:
+    plan = "Plan:\n- run the tests with `nox -s unit`\n- move sessions to DynamoDB"
+    assert keyed("", f"Understood.\n{plan}") == []
+    done = "Done:\n- run the tests with `nox -s unit`"
+    assert keyed("", done) == [("test command", "nox -s unit", False)]
+
+
+@pytest.mark.parametrize(
+    ("user", "assistant"),
+    [
+        ("we don't use anything from Python 3.14", ""),
+        ("", "I removed the stale comment from utils.py."),
+        ("drop the migration note from the README", ""),
+    ],
+)
+def test_negative_phrases_that_are_not_removals(user: str, assistant: str) -> None:
+    assert [f for f in keyed(user, assistant) if f[2]] == []
+    assert keyed("we no longer use Celery") == [("", "celery", True)]
+
+
+def test_dropping_a_command_retires_it_under_the_command_key() -> None:
+    found = keyed("We dropped make test-all. Tests run with `tox` now.")
+    assert found == [("test command", "make test-all", True), ("test command", "tox", False)]
+
+
+@pytest.mark.parametrize(
+    ("said", "belief", "negated"),
+    [
+        ("we keep sessions in Memcached", "memcached", False),
+        ("sessions now live in DynamoDB", "dynamodb", False),
+        ("Sessions are stored in MongoDB.", "mongodb", False),
+        ("sessions stay in DynamoDB, final call", "dynamodb", False),
+        ("we dropped Memcached for sessions", "memcached", True),
+    ],
+)
+def test_storage_of_a_specific_thing_has_a_thing_storage_key(said: str, belief: str, negated: bool) -> None:
+    assert keyed(said) == [("session storage", belief, negated)]
+    assert keyed("we use Memcached for caching") == [("cache", "memcached", False)]
+
+
+def test_removal_and_new_store_in_one_turn_share_the_thing_key() -> None:
+    found = extract("Decision: we dropped MongoDB for sessions. Sessions go in DynamoDB now.")
+    assert [(c.key, c.belief, c.negated) for c in found] == [
+        ("session storage", "mongodb", True),
+        ("session storage", "dynamodb", False),
+    ]
+    assert found[1].text == "Sessions are stored in DynamoDB."
+
+
+def test_a_turn_gives_one_value_per_key_the_first_stated() -> None:
+    assert keyed("", "Setup:\nTests: `tox -e py312`; JS: `yarn test`") == [("test command", "tox -e py312", False)]
+    assert keyed("the backend listens on 4400", "Done. The admin panel now listens on 4500.") == [
+        ("api port", "4400", False),
+        ("admin port", "4500", False),
+    ]
+
+
+@pytest.mark.parametrize("said", ["`pytest -k billing` for just the billing tests", "`pytest tests/billing` for those tests"])
+def test_narrowed_test_invocations_are_not_the_test_command(said: str) -> None:
+    assert keyed(said) == []
+    assert keyed("`pytest -q` for the tests") == [("test command", "pytest -q", False)]
+
+
+def test_just_as_an_adverb_is_not_part_of_the_command() -> None:
+    assert keyed("the test command is just tox") == [("test command", "tox", False)]
+
+
+@pytest.mark.parametrize(
+    ("user", "assistant"),
+    [
+        ("", "Added a job that runs hourly so it never blocks the loop."),
+        ("", "Right now the frontend doesn't import it, so the order is arbitrary."),
+        ("", "Replaced 12 `print` calls with the logger."),
+    ],
+)
+def test_remarks_are_not_conventions(user: str, assistant: str) -> None:
+    assert keyed(user, assistant) == []
+    assert [c.key for c in extract("never use print statements, use the logger")] == ["logging"]
+
+
+def test_a_rule_after_a_lead_in_is_stated_alone() -> None:
+    found = only("one more thing, for the frontend: always use single quotes")
+    assert found.text == "Always use single quotes."
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "the search page is 300ms under load",
+        "traffic is already 3x a normal day",
+        "one check is flaky, test_login",
+        "the build went from 3m40s to 1m10s",
+        "Dana owns it and reviews it",
+        "set `API_TOKEN` to your own value",
+    ],
+)
+def test_observations_and_pronouns_are_not_facts(said: str) -> None:
+    assert keyed(said) == []
+    assert keyed("the timeout is 30s") == [("timeout", "30s", False)]
+
+
+def test_a_hostname_value_is_keyed_as_the_subject_host() -> None:
+    found = only("prod is prod.example.internal, it's two VMs for now")
+    assert (found.key, found.belief) == ("prod host", "prod.example.internal")
+    assert found.text == "The prod host is prod.example.internal."
+
+
+@pytest.mark.parametrize(
+    ("said", "key"),
+    [
+        ("`ANALYTICS_DB_URL` points at the replica on port 6543", "database port"),
+        ("The API serves `/metrics` on the same port as the rest, 7300.", "api port"),
+        ("Set `VITE_API_URL` to http://localhost:7300.", "api port"),
+    ],
+)
+def test_port_service_is_the_first_named_one(said: str, key: str) -> None:
+    assert [c.key for c in extract("", said) if c.key.endswith("port")] == [key]
+
+
+def test_a_url_setting_without_a_service_gives_no_port() -> None:
+    assert [c for c in extract("", "Changed the fallback URL in env.py to port 6000.") if c.key.endswith("port")] == []
+    assert keyed("", "Changed the backend to port 6000.") == [("api port", "6000", False)]
+
+
+def test_tools_inside_an_inline_command_are_not_choices() -> None:
+    said = "The usual fix is to regenerate it: `git checkout --theirs yarn.lock && yarn install`."
+    assert [c for c in extract("", said) if c.key == "package manager"] == []
+    assert keyed("we use yarn for the frontend") == [("package manager", "yarn", False)]

@@ -338,7 +338,7 @@ test("tools answer with strings and call the right routes", async () => {
     assert.deepEqual(Object.keys(t).sort(), ["log_search", "log_timeline", "log_window", "memory_forget", "memory_remember", "memory_search", "memory_why"]);
     for (const def of Object.values(t)) {
       assert.equal(typeof def.description, "string");
-      for (const arg of Object.values(def.args)) assert.ok(["string", "number"].includes(arg.type));
+      for (const arg of Object.values(def.args)) assert.ok(["string", "integer,null"].includes(String(arg.type)));
     }
 
     const search = await t.memory_search.execute({ query: "port" }, ctx);
@@ -355,7 +355,7 @@ test("tools answer with strings and call the right routes", async () => {
     assert.deepEqual(sc.sent("POST /v1/memories")[0].body, { project, text: "We deploy on Fridays." });
 
     assert.equal(await t.log_search.execute({ query: "port" }, ctx), "[u7] turn 3 (session s1)\nuser: port is 9090\nassistant: ok");
-    assert.equal(await t.log_timeline.execute({}, ctx), "No turns found.");
+    assert.equal(await t.log_timeline.execute({ around_turn: null }, ctx), "No turns found.");
     assert.equal(sc.sent("POST /v1/log/timeline")[0].body.around_turn, undefined);
     assert.equal(await t.log_window.execute({ unit_id: "u7", radius: 2 }, ctx), "[u7] turn 3\nport is 9090");
     assert.deepEqual(sc.sent("POST /v1/log/window")[0].body, { project, unit_id: "u7", radius: 2 });

@@ -1,0 +1,48 @@
+"""``dynmem bench ...``: the benchmarks of eval/, each runnable serially or fanned out on Ray.
+
+Each benchmark lives in its own package with ``run.main(args) -> int``; this module only
+declares the arguments so that ``dynmem --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+
+def _dispatch(module: str) -> object:
+    def run(args: argparse.Namespace) -> int:
+        return int(importlib.import_module(module).main(args))
+
+    return run
+
+
+def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    bench = sub.add_parser("bench", help="run a benchmark (tide, peers, locomo, perf, report)")
+    bsub = bench.add_subparsers(dest="bench", metavar="BENCHMARK")
+    bsub.required = True
+    par = argparse.ArgumentParser(add_help=False)
+    par.add_argument("--parallel", type=int, default=1, help="fan out over N Ray workers (1: serial, no Ray)")
+    par.add_argument("--out", help="write the markdown report under this folder (default eval/results)")
+
+    s = bsub.add_parser("tide", parents=[common, par], help="revision benchmark over synthetic project histories")
+    s.add_argument("--seed", type=int, default=0, help="generator seed")
+    s.add_argument("--level", choices=["pipeline", "engine"], default="pipeline",
+                   help="pipeline: raw turns through extraction; engine: facts given as memories")
+    s.add_argument("--streams", type=int, default=12, help="number of synthetic project histories")
+    s.add_argument("--system", default="dynmem",
+                   help="dynmem (default), or a reference/baseline: none, oracle, recency, bm25, no-supersede")
+    s.set_defaults(func=_dispatch("eval.tide.run"))
+
+    s = bsub.add_parser("peers", parents=[common, par], help="the opencode-memory retrieval set, scored with its own metrics")
+    s.add_argument("--file", help="scenario file (default ../shared/peers/opencode-memory/dev.json)")
+    s.set_defaults(func=_dispatch("eval.peers.run"))
+
+    s = bsub.add_parser("locomo", parents=[common, par], help="turn-level evidence retrieval on LoCoMo")
+    s.add_argument("--file", help="locomo10.json (default ../shared/eval-data/locomo/locomo10.json)")
+    s.add_argument("--conversations", type=int, default=10, help="how many conversations (1-10)")
+    s.set_defaults(func=_dispatch("eval.locomo.run"))
+
+    s = bsub.add_parser("perf", parents=[common, par], help="recall latency by store size, observe latency, replay throughput, memory")
+    s.add_argument("--sizes", default="1000,10000,100000", help="store sizes for recall latency")
+    s.set_defaults(func=_dispatch("eval.perf.run"))

@@ -1,0 +1,58 @@
+"""The same pipeline on a real local Ray (one shared instance for the session)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from actors.config import load_settings
+from actors.launch import Runtime
+from actors.pipeline import Pipeline
+from actors.replay import DEMO_HISTORY, replay_file
+from actors.wire import RecallRequest
+from engine.errors import EmptyQuery, NotFound
+
+pytestmark = pytest.mark.ray
+
+
+@pytest.fixture
+def ray_pipe(ray_session: None, tmp_path: Path):
+    rt = Runtime(tmp_path / "data", load_settings(), use_ray=True)
+    yield Pipeline(rt), rt, tmp_path / "data"
+    rt.shutdown()
+
+
+def test_ray_graph_gives_the_same_memories_as_in_process(ray_pipe, tmp_path: Path) -> None:
+    pipe, rt, _ = ray_pipe
+    assert rt.index.remote and all(e.remote for e in rt.extractors)
+    replay_file(pipe, DEMO_HISTORY)
+    local_rt = Runtime(tmp_path / "local", load_settings(), use_ray=False)
+    local = Pipeline(local_rt)
+    replay_file(local, DEMO_HISTORY)
+    on_ray = sorted((m.key, m.belief, m.state.value) for m in pipe.memories("shop-api"))
+    in_proc = sorted((m.key, m.belief, m.state.value) for m in local.memories("shop-api"))
+    local_rt.shutdown()
+    assert on_ray == in_proc and len(on_ray) > 20
+
+
+def test_errors_cross_the_actor_boundary_with_their_class(ray_pipe) -> None:
+    pipe, _, _ = ray_pipe
+    with pytest.raises(EmptyQuery):
+        pipe.recall(RecallRequest(project="p", query="   "))
+    with pytest.raises(NotFound):
+        pipe.detail("p", "m_does_not_exist")
+
+
+def test_restarted_graph_recalls_the_same_memories(ray_pipe) -> None:
+    pipe, rt, data = ray_pipe
+    replay_file(pipe, DEMO_HISTORY)
+    q = RecallRequest(project="shop-api", query="What port does the API server listen on?", passive=True)
+    before = pipe.recall(q)
+    rt.shutdown()
+    rt2 = Runtime(data, load_settings(), use_ray=True)
+    try:
+        after = Pipeline(rt2).recall(q)
+    finally:
+        rt2.shutdown()
+    assert after.context == before.context and not before.abstained
