@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from actors.llm import rules_judge
 from actors.llm.base import Judgement, ModelClient
 from engine.models import Memory, Sensitivity
 
@@ -18,6 +19,8 @@ class AdjudicationService:
         return self.client.name
 
     def judge(self, a: Memory, b: Memory) -> Judgement:
+        if Sensitivity.LOCAL_ONLY in (a.sensitivity, b.sensitivity):
+            return rules_judge.judge(a, b)  # a local-only memory never reaches a model
         return self.client.judge(a, b)
 
     def recognize(self, answer: str, injected: Sequence[Memory]) -> list[str]:

@@ -64,6 +64,9 @@ def load_settings(config_file: Path | None = None, environ: Mapping[str, str] | 
     data = _read_toml(DEFAULT_TOML) if DEFAULT_TOML.exists() else {}
     if config_file is not None:
         data = _merge(data, _read_toml(Path(config_file)))
+    if data.get("model", {}).get("openai_api_key"):
+        # A key in a file ends up in backups, dotfile repos and bug reports.
+        raise InvalidInput("an API key may not be set in a config file; use DYNMEM_OPENAI_API_KEY")
     sections = set(Settings.model_fields)
     for name, value in env.items():
         if name in _FIXED:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from engine.errors import IndexError_, InvalidInput
+from engine.settings import EmbedderSettings, ModelSettings
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -48,17 +49,26 @@ class Embedder(Protocol):
         ...
 
 
-def make_embedder(name: str, batch_size: int = 32) -> Embedder:
-    """Build the embedder named in settings (``[embedder] name``): ``"minilm"`` or ``"hash"``.
+def make_embedder(name: str, batch_size: int = 32, *, settings: EmbedderSettings | None = None,
+                  model: ModelSettings | None = None) -> Embedder:
+    """Build the embedder named in settings (``[embedder] name``): ``"minilm"``, ``"openai"`` or ``"hash"``.
+
+    ``"openai"`` needs the ``[embedder]`` and ``[model]`` sections (endpoint and model name).
 
     Raises:
-        InvalidInput: the name is not a known embedder.
+        InvalidInput: the name is not a known embedder, or openai is not configured.
     """
     if name in ("minilm", MiniLMEmbedder.name):
         return MiniLMEmbedder(batch_size=batch_size)
     if name in ("hash", HashEmbedder.name):
         return HashEmbedder()
-    raise InvalidInput(f"unknown embedder {name!r}; expected 'minilm' or 'hash'")
+    if name == "openai":
+        if settings is None or model is None:
+            raise InvalidInput("the openai embedder needs the [embedder] and [model] settings")
+        from actors.llm.openai_embedder import OpenAIEmbedder
+
+        return OpenAIEmbedder(settings.model_copy(update={"batch_size": batch_size}), model)
+    raise InvalidInput(f"unknown embedder {name!r}; expected 'minilm', 'openai' or 'hash'")
 
 
 # ---------------------------------------------------------------------------

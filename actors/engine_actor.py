@@ -19,7 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from actors.clock import Clock
-from actors.store.memory_store import MemoryStore
+from actors.store.memory_store import MemoryStore, Review
 from actors.wire import (
     ForgetRequest,
     ForgetResult,
@@ -31,18 +31,18 @@ from actors.wire import (
     Stats,
 )
 from engine.dynamics import credit, rebalance
-from engine.effects import Effects
-from engine.errors import EmptyQuery, InvalidInput, NotFound
+from engine.effects import Effects, JobRequest
+from engine.errors import Conflict, EmptyQuery, InvalidInput, NotFound
 from engine.forget import expire_due, purge, retract
 from engine.ingest import ingest
 from engine.keys import normalize_belief, normalize_key
-from engine.models import GLOBAL_SCOPE, AuditEvent, Candidate, Kind, Memory, Origin, Tier, TrustState, Verdict
+from engine.models import GLOBAL_SCOPE, AuditEvent, Candidate, Kind, Memory, Origin, Sensitivity, Tension, Tier, TrustState, Verdict
 from engine.redact import redact
-from engine.retrieval import Shortlisted, select
+from engine.retrieval import Shortlisted, Suppressed, select
 from engine.scopes import project_scope, readable_scopes, scope_for
 from engine.settings import Settings
-from engine.state import MemoryTable, stable_id
-from engine.verdicts import apply_verdict
+from engine.state import MemoryTable, stable_id, tension_id_for
+from engine.verdicts import apply_review, apply_verdict
 
 
 class IndexPort(Protocol):
@@ -263,20 +263,37 @@ class EngineService:
                      k=req.k, budget_tokens=req.budget_tokens, for_model=req.for_model, as_of_ms=as_of,
                      always_on=always, rival_of=rival_of, pair_cosine=pair_cosine)
         rid = retrieval_id or stable_id("r", self.project, query, now, self.step)
-        if not req.passive and as_of is None and sel.memories:
-            self._credit_shadow(rid, [m.id for m in sel.memories if m.scope == self.scope])
+        if not req.passive and as_of is None and (sel.memories or sel.suppressed):
+            self._credit_shadow(rid, [m.id for m in sel.memories if m.scope == self.scope],
+                                self._suppression_tensions(sel.suppressed, now))
         return RecallResult(retrieval_id=rid, abstained=sel.abstained, context=sel.context, memories=sel.memories,
                             conflicts=sel.conflicts, suppressed=sel.suppressed,
                             latency_ms=float(self.clock.now_ms() - t0))
 
-    def _credit_shadow(self, retrieval_id: str, ids: Sequence[str]) -> None:
+    def _suppression_tensions(self, suppressed: Sequence[Suppressed], now_ms: int) -> Effects:
+        """Detection by suppression: a near-duplicate skipped at read time becomes a tension to judge."""
+        tensions, jobs = [], []
+        for sup in suppressed:
+            a, b = self.table.get(sup.by_id), self.table.get(sup.memory_id)
+            if a is None or b is None or a.fingerprint == b.fingerprint:
+                continue  # global memories are judged by their own engine; identical values need no verdict
+            tid = tension_id_for(a.id, b.id)
+            if tid in self.table.tensions or any(t.id == tid for t in tensions):
+                continue
+            tensions.append(Tension(id=tid, scope=self.scope, a_id=a.id, b_id=b.id, reason="suppression",
+                                    cosine=sup.cosine, created_at_ms=now_ms))
+            jobs.append(JobRequest(kind="adjudicate", key=f"adjudicate:{tid}", payload=json.dumps({"tension_id": tid})))
+        return Effects(tensions=tuple(tensions), jobs=tuple(jobs))
+
+    def _credit_shadow(self, retrieval_id: str, ids: Sequence[str], extra: Effects | None = None) -> None:
         """Shadow credit for what a live recall injected; the ids are kept for feedback."""
         mems = []
         for mid in ids:
             m = self.table.get(mid)
             if m is not None:
                 mems.append(credit(m, self.step, self.settings.dynamics, shadow=1.0))
-        self._commit(Effects(memories=tuple(mems), receipt="recall:" + retrieval_id), {}, result=json.dumps(list(ids)))
+        fx = (extra or Effects()) + Effects(memories=tuple(mems), receipt="recall:" + retrieval_id)
+        self._commit(fx, {}, result=json.dumps(list(ids)))
 
     def injected(self, retrieval_id: str) -> list[Memory]:
         """The memories a live recall injected (for feedback)."""
@@ -348,9 +365,77 @@ class EngineService:
         tension = self.table.tensions.get(tension_id)
         if tension is None:
             return False
+        now = self.clock.now_ms()
         fx = apply_verdict(tension, verdict, table=self.table, decided_by=decided_by, why=why,
-                           now_ms=self.clock.now_ms(), step=self.step, settings=self.settings, request_id=request_id)
-        return self._commit(fx + Effects(receipt=f"verdict:{tension_id}:{verdict.value}:{request_id}"), {})
+                           now_ms=now, step=self.step, settings=self.settings, request_id=request_id)
+        applied = self._commit(fx + Effects(receipt=f"verdict:{tension_id}:{verdict.value}:{request_id}"), {})
+        if applied and verdict == Verdict.CONTRADICTION:
+            self._file_review(tension_id, now)
+        return applied
+
+    def _file_review(self, tension_id: str, now_ms: int) -> None:
+        """A contradiction waits for a person; it stays contested and visible meanwhile."""
+        rid = "v_" + tension_id[2:]
+        try:
+            self.store.review(rid)
+        except NotFound:
+            self.store.add_review(Review(id=rid, tension_id=tension_id, scope=self.scope, created_ms=now_ms))
+
+    def reviews(self, status: str | None = "open") -> list[dict[str, object]]:
+        """Reviews with the two memories they are about."""
+        out = []
+        for r in self.store.reviews(status):
+            t = self.table.tensions.get(r.tension_id)
+            tension = t or next((x for x in self.store.load_tensions(open_only=False) if x.id == r.tension_id), None)
+            mems = [self.table.get(i) for i in ((tension.a_id, tension.b_id) if tension else ())]
+            out.append({"review": r, "memories": [m for m in mems if m is not None]})
+        return out
+
+    def decide_review(self, review_id: str, decision: str, decided_by: Origin, note: str = "",
+                      request_id: str = "") -> list[Memory]:
+        """Settle a filed contradiction: accept_new, keep_old, keep_both or retract_both."""
+        review = self.store.review(review_id)
+        if review.status != "open":
+            raise Conflict(f"review {review_id!r} was already decided ({review.decision})")
+        tension = self.table.tensions.get(review.tension_id)
+        if tension is None:
+            raise Conflict(f"the conflict of review {review_id!r} is no longer open")
+        now = self.clock.now_ms()
+        fx = apply_review(tension, decision, table=self.table, decided_by=decided_by, note=note, now_ms=now,
+                          step=self.step, settings=self.settings, request_id=request_id)
+        self._commit(fx + Effects(receipt=f"review:{review_id}"), {})
+        self.store.decide_review(review_id, decision, decided_by.value, note, now)
+        return [m for i in (tension.a_id, tension.b_id) if (m := self.table.get(i)) is not None]
+
+    def patch(self, memory_id: str, tier: str | None = None, sensitivity: str | None = None,
+              request_id: str = "") -> Memory:
+        """Change a memory's tier or sensitivity (audited)."""
+        m = self.get(memory_id)
+        update: dict[str, object] = {}
+        if tier is not None:
+            update["tier"] = Tier(tier)
+        if sensitivity is not None:
+            update["sensitivity"] = Sensitivity(sensitivity)
+        if not update:
+            return m
+        new = m.model_copy(update=update)
+        ev = AuditEvent(memory_id=m.id, action="patch", actor=Origin.HUMAN, reason="changed on request",
+                        request_id=request_id, at_ms=self.clock.now_ms(), from_state=m.state.value,
+                        to_state=new.state.value, detail=", ".join(f"{k}={v}" for k, v in sorted(update.items())))
+        self._commit(Effects(memories=(new,), audit=(ev,), receipt="patch:" + stable_id("p", m.id, update, ev.at_ms)), {})
+        return new
+
+    def conflicts(self) -> list[dict[str, object]]:
+        """Open tensions with both memories (contested ones are served with a marker meanwhile)."""
+        out = []
+        for t in sorted(self.table.tensions.values(), key=lambda x: x.created_at_ms):
+            a, b = self.table.get(t.a_id), self.table.get(t.b_id)
+            if a is not None and b is not None:
+                out.append({"tension": t, "a": a, "b": b})
+        return out
+
+    def audit(self, limit: int = 100, since_id: int | None = None) -> list[object]:
+        return list(self.store.audit(limit=limit, since_id=since_id))
 
 
     # ---- export and import ---------------------------------------------------------------
@@ -398,6 +483,10 @@ class EngineService:
 
     def fail_job(self, job_id: int, error: str) -> None:
         self.store.fail_job(job_id, error, self.clock.now_ms())
+
+    def defer_job(self, job_id: int, until_ms: int, error: str) -> None:
+        """Give a leased job back until ``until_ms`` without counting the attempt (endpoint down)."""
+        self.store.defer_job(job_id, until_ms, error, self.clock.now_ms())
 
     def job_counts(self) -> dict[str, dict[str, int]]:
         return self.store.job_counts()

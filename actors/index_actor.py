@@ -9,15 +9,17 @@ import numpy as np
 from actors.embedder import make_embedder
 from actors.index import VectorIndex
 from engine.redact import redact
+from engine.settings import EmbedderSettings, ModelSettings
 
 
 class IndexService:
     """Embeds text and answers cosine shortlists within scopes."""
 
-    def __init__(self, embedder: str = "minilm", batch_size: int = 32) -> None:
-        self.embedder = make_embedder(embedder, batch_size=batch_size)
+    def __init__(self, embedder: str = "minilm", batch_size: int = 32, settings: EmbedderSettings | None = None,
+                 model: ModelSettings | None = None) -> None:
+        self.embedder = make_embedder(embedder, batch_size=batch_size, settings=settings, model=model)
         self.batch_size = batch_size
-        self.index = VectorIndex()
+        self.index = VectorIndex(dim=self.embedder.dim)
 
     def ping(self) -> str:
         return self.embedder.name

@@ -144,14 +144,15 @@ class Runtime:
         self.settings = settings
         self.use_ray = use_ray
         self.clock = clock or Clock()
-        self._client_factory = client_factory or (lambda: make_client(settings.model))
+        self._client_factory = client_factory or (lambda: make_client(settings.model, self.data_dir))
         self._logs: dict[str, Ref] = {}
         self._engines: dict[str, Ref] = {}
         self._actors: list[Any] = []
         self._lock = threading.RLock()  # one actor per project, even with concurrent callers
         if use_ray:
             init_ray(address or settings.runtime.ray_address or None)
-        self.index = self._spawn(IndexService, settings.embedder.name, settings.embedder.batch_size)
+        self.index = self._spawn(IndexService, settings.embedder.name, settings.embedder.batch_size,
+                                 settings.embedder, settings.model)
         self.extractors = [self._spawn(ExtractionService, self._client_factory(), None)
                            for _ in range(max(1, settings.runtime.extraction_workers))]
         from actors.adjudication_actor import AdjudicationService

@@ -41,6 +41,10 @@ class LogService:
     def fail(self, job_id: int, error: str) -> None:
         self.store.fail_job(job_id, error, self.clock.now_ms())
 
+    def defer(self, job_id: int, until_ms: int, error: str) -> None:
+        """Give a leased job back until ``until_ms`` without counting the attempt (endpoint down)."""
+        self.store.defer_job(job_id, until_ms, error, self.clock.now_ms())
+
     def job_counts(self) -> dict[str, dict[str, int]]:
         return self.store.job_counts()
 

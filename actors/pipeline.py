@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from actors.launch import Ref, Runtime
 from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
-from engine.errors import DynmemError
+from engine.errors import DynmemError, ModelTimeout, ModelUnavailable
 from engine.models import Memory, Origin, TurnIn, Unit
 from engine.scopes import project_scope
 
@@ -44,6 +44,11 @@ class Pipeline:
         self.rt = runtime
         self.batch_jobs = batch_jobs
         self._rr = 0
+        self.deferred = 0  # jobs given back because the model endpoint was down (not failures)
+
+    def _resume_ms(self) -> int:
+        """When a job deferred for an unavailable endpoint is tried again (one breaker cooldown)."""
+        return self.rt.clock.now_ms() + max(50, int(self.rt.settings.model.breaker_cooldown_s * 1000))
 
     # ---- write path ------------------------------------------------------------------
     def observe(self, turns: Sequence[TurnIn]) -> list[ObserveAck]:
@@ -80,11 +85,20 @@ class Pipeline:
         for job, units, fut in work:
             try:
                 extracted.append((job, units, Ref.result(fut)))
+            except (ModelUnavailable, ModelTimeout) as exc:  # endpoint down: wait, no attempt spent
+                log.call("defer", job.id, self._resume_ms(), f"extract: {exc}")
+                self.deferred += 1
             except Exception as exc:  # a failed extraction is retried later, never dropped
                 log.call("fail", job.id, f"extract: {exc}")
                 failed += 1
         texts = [c.text for _, _, ex in extracted for c in ex.candidates]
-        vectors = self.rt.index.call("embed", texts) if texts else None
+        try:
+            vectors = self.rt.index.call("embed", texts) if texts else None
+        except (ModelUnavailable, ModelTimeout) as exc:  # a remote embedder is down: all wait
+            for job, _, _ in extracted:
+                log.call("defer", job.id, self._resume_ms(), f"embed: {exc}")
+                self.deferred += 1
+            return done, failed
         offset = 0
         for job, units, ex in sorted(extracted, key=lambda w: min((u.turn for u in w[1]), default=0)):
             n = len(ex.candidates)
@@ -113,6 +127,9 @@ class Pipeline:
                 engine.call("decide", tension_id, j.verdict, by, f"{j.decided_by}: {j.reason}")
                 engine.call("complete_job", job_id)
                 decided += 1
+            except (ModelUnavailable, ModelTimeout) as exc:  # endpoint down: wait, no attempt spent
+                engine.call("defer_job", job_id, self._resume_ms(), str(exc))
+                self.deferred += 1
             except DynmemError as exc:
                 engine.call("fail_job", job_id, str(exc))
         return decided
@@ -164,6 +181,14 @@ class Pipeline:
     def detail(self, project: str, memory_id: str) -> MemoryDetail:
         return self.rt.engine(project).call("detail", memory_id)  # type: ignore[no-any-return]
 
+    def why(self, project: str, memory_id: str, query: str | None = None) -> Any:
+        """Every score term of a memory for ``query`` (default: its own text); None when not eligible."""
+        m = self.detail(project, memory_id).memory
+        res = self.recall(RecallRequest(project=project, query=query or m.text, passive=True, k=50,
+                                        budget_tokens=8192, for_model=False))
+        hit = next((r for r in res.memories if r.id == memory_id), None)
+        return hit.why if hit else None
+
     def stats(self, project: str) -> Stats:
         return self.rt.engine(project).call("stats")  # type: ignore[no-any-return]
 
@@ -213,3 +238,20 @@ class Pipeline:
 
     def log_window(self, project: str, unit_id: str, radius: int = 2) -> list[Unit]:
         return self.rt.log(project).call("window", unit_id, radius)  # type: ignore[no-any-return]
+
+    # ---- truth maintenance: conflicts, reviews, audit, tiers --------------------------------
+    def conflicts(self, project: str) -> list[dict[str, Any]]:
+        return self.rt.engine(project).call("conflicts")  # type: ignore[no-any-return]
+
+    def reviews(self, project: str, status: str | None = "open") -> list[dict[str, Any]]:
+        return self.rt.engine(project).call("reviews", status)  # type: ignore[no-any-return]
+
+    def decide_review(self, project: str, review_id: str, decision: str, decided_by: Origin, note: str = "",
+                      request_id: str = "") -> list[Memory]:
+        return self.rt.engine(project).call("decide_review", review_id, decision, decided_by, note, request_id)  # type: ignore[no-any-return]
+
+    def audit(self, project: str, limit: int = 100, since_id: int | None = None) -> list[Any]:
+        return self.rt.engine(project).call("audit", limit, since_id)  # type: ignore[no-any-return]
+
+    def patch(self, project: str, memory_id: str, tier: str | None = None, sensitivity: str | None = None) -> Memory:
+        return self.rt.engine(project).call("patch", memory_id, tier, sensitivity)  # type: ignore[no-any-return]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from pydantic import AfterValidator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from actors.pipeline import Pipeline
@@ -17,7 +18,7 @@ from bridge import wire
 from bridge.auth import Tokens
 from engine import errors as E
 from engine.history import parse_ts
-from engine.models import TurnIn
+from engine.models import Origin, TurnIn
 
 VERSION = "0.1.0"
 MAX_BODY_BYTES = 1_048_576
@@ -63,14 +64,17 @@ def _err(status: int, message: str, code: str) -> JSONResponse:
 
 
 def _mem_out(m: Any) -> wire.MemoryOut:
-    return wire.MemoryOut(id=m.id, text=m.text, state=m.state.value, pool=m.pool.value, kind=m.kind.value,
-                          tier=m.tier.value, scope=m.scope, key=m.key, evidence=m.evidence,
-                          valid_from_ms=m.valid_from_ms, valid_to_ms=m.valid_to_ms, sensitivity=m.sensitivity.value)
+    return wire.MemoryOut.model_validate(m.model_dump(mode="json"))
 
 
 def _unit_out(u: Any, snippet: str | None = None) -> wire.UnitOut:
     return wire.UnitOut(id=u.id, turn=u.turn, session=u.session, ts_ms=u.ts_ms, user=u.user, assistant=u.assistant,
                         snippet=snippet)
+
+
+# The project of GET and DELETE routes, validated like the ``project`` of every body.
+ProjectQuery = Annotated[str, Query(min_length=1, max_length=512, pattern=wire.PROJECT_PATTERN,
+                                    description=wire.PROJECT_DESCRIPTION), AfterValidator(wire.valid_project)]
 
 
 def _ts(field: str, text: str | None) -> int | None:
@@ -86,6 +90,7 @@ def _ts(field: str, text: str | None) -> int | None:
 def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None] = lambda p: None) -> FastAPI:
     """Build the app over a pipeline; ``on_observe`` wakes the background worker for a project."""
     tokens = Tokens(data_dir)
+    allow_agent_review = pipe.rt.settings.review.allow_agent
     app = FastAPI(title="dynamics-memory", version=VERSION,
                   description="Long-term project memory for coding agents. Every route but /v1/health needs a bearer token.",
                   responses=ERROR_RESPONSES)
@@ -105,7 +110,7 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
                 return _err(415, "send JSON (Content-Type: application/json)", "unsupported_media_type")
         if path.startswith("/v1/") and path != "/v1/health":
             try:
-                if request.method == "POST" and path.startswith("/v1/reviews/"):
+                if request.method == "POST" and path.startswith("/v1/reviews/") and not allow_agent_review:
                     tokens.check_review(request.headers.get("authorization"))
                 else:
                     tokens.check_api(request.headers.get("authorization"))
@@ -154,7 +159,8 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
                                         as_of_ms=_ts("as_of", body.as_of)))
         return wire.RecallReply(
             retrieval_id=res.retrieval_id, abstained=res.abstained, context=res.context,
-            memories=[wire.RecalledMemory(id=m.id, text=m.text, score=m.score, state=m.state, scope=m.scope, kind=m.kind)
+            memories=[wire.RecalledMemory(id=m.id, text=m.text, score=m.score, state=m.state, scope=m.scope, kind=m.kind,
+                                          tier=m.tier, provisional=m.provisional, always_on=m.always_on)
                       for m in res.memories],
             conflicts=[wire.ConflictLine(**c.model_dump()) for c in res.conflicts])
 
@@ -163,7 +169,7 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
         return wire.FeedbackReply(used=pipe.feedback(body.project, body.retrieval_id, body.answer, body.request_id or ""))
 
     @app.get("/v1/memories", response_model=wire.MemoryList)
-    def list_memories(project: str, state: str | None = None) -> wire.MemoryList:
+    def list_memories(project: ProjectQuery, state: str | None = None) -> wire.MemoryList:
         return wire.MemoryList(memories=[_mem_out(m) for m in pipe.memories(project, state)])
 
     @app.post("/v1/memories", response_model=wire.RememberReply)
@@ -174,21 +180,19 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
         return wire.RememberReply(memory_ids=list(rep.memory_ids), outcomes=rep.outcomes)
 
     @app.get("/v1/memories/{memory_id}", response_model=wire.MemoryOut)
-    def show(memory_id: str, project: str) -> wire.MemoryOut:
+    def show(memory_id: str, project: ProjectQuery) -> wire.MemoryOut:
         return _mem_out(pipe.detail(project, memory_id).memory)
 
     @app.get("/v1/memories/{memory_id}/why")
-    def why(memory_id: str, project: str, query: str | None = None) -> dict[str, Any]:
+    def why(memory_id: str, project: ProjectQuery, query: str | None = None) -> dict[str, Any]:
         d = pipe.detail(project, memory_id)
-        res = pipe.recall(RecallRequest(project=project, query=query or d.memory.text, passive=True, k=50,
-                                        budget_tokens=8192))
-        hit = next((m for m in res.memories if m.id == memory_id), None)
-        return {"memory": _mem_out(d.memory).model_dump(), "why": hit.why.model_dump() if hit else None,
+        terms = pipe.why(project, memory_id, query)
+        return {"memory": _mem_out(d.memory).model_dump(), "why": terms.model_dump() if terms else None,
                 "history": [e.model_dump(mode="json") for e in d.history],
                 "versions": [_mem_out(v).model_dump() for v in d.versions]}
 
     @app.delete("/v1/memories/{memory_id}", response_model=wire.ForgetReply)
-    def forget(memory_id: str, project: str, purge: bool = False) -> wire.ForgetReply:
+    def forget(memory_id: str, project: ProjectQuery, purge: bool = False) -> wire.ForgetReply:
         res = pipe.forget(ForgetRequest(project=project, memory_id=memory_id, purge=purge))
         return wire.ForgetReply(retired=list(res.retired), purged=res.purged)
 
@@ -208,8 +212,37 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     def log_window(body: wire.LogWindowBody) -> wire.UnitList:
         return wire.UnitList(units=[_unit_out(u) for u in pipe.log_window(body.project, body.unit_id, body.radius)])
 
+    @app.patch("/v1/memories/{memory_id}", response_model=wire.MemoryOut)
+    def patch(memory_id: str, project: ProjectQuery, body: wire.PatchBody) -> wire.MemoryOut:
+        return _mem_out(pipe.patch(project, memory_id, body.tier, body.sensitivity))
+
+    @app.get("/v1/conflicts")
+    def conflicts(project: ProjectQuery) -> dict[str, Any]:
+        return {"conflicts": [{"tension_id": c["tension"].id, "reason": c["tension"].reason,
+                               "verdict": c["tension"].verdict, "a": _mem_out(c["a"]).model_dump(),
+                               "b": _mem_out(c["b"]).model_dump()} for c in pipe.conflicts(project)]}
+
+    @app.get("/v1/reviews")
+    def reviews(project: ProjectQuery, status: str | None = "open") -> dict[str, Any]:
+        return {"reviews": [{**r["review"].model_dump(), "memories": [_mem_out(m).model_dump() for m in r["memories"]]}
+                            for r in pipe.reviews(project, status if status != "all" else None)]}
+
+    @app.post("/v1/reviews/{review_id}")
+    def decide(review_id: str, body: wire.ReviewDecisionBody, request: Request) -> dict[str, Any]:
+        # The middleware let this through with the review token, or with the API token when the
+        # agent may decide (then it is audited as the agent's decision).
+        by = Origin.HUMAN if tokens.is_review(request.headers.get("authorization")) else Origin.AGENT
+        mems = pipe.decide_review(body.project, review_id, body.decision, by, body.note, body.request_id or "")
+        return {"review_id": review_id, "decision": body.decision, "decided_by": by.value,
+                "memories": [_mem_out(m).model_dump() for m in mems]}
+
+    @app.get("/v1/audit")
+    def audit(project: ProjectQuery, limit: int = 100, since_id: int | None = None) -> dict[str, Any]:
+        rows = pipe.audit(project, max(1, min(limit, 1000)), since_id)
+        return {"events": [{"id": r.id, **r.event.model_dump(mode="json")} for r in rows]}
+
     @app.get("/v1/stats")
-    def stats(project: str) -> dict[str, Any]:
+    def stats(project: ProjectQuery) -> dict[str, Any]:
         return pipe.stats(project).model_dump()
 
     return app

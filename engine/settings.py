@@ -6,7 +6,9 @@ The loader (file, ``--config`` override, ``DYNMEM_<SECTION>_<KEY>`` environment)
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Section(BaseModel):
@@ -56,14 +58,34 @@ class ModelSettings(_Section):
     client: str = "rules"  # rules | openai
     openai_base_url: str = ""
     openai_model: str = ""
-    openai_api_key: str = ""
-    timeout_s: float = 30.0
-    max_retries: int = 3
+    openai_api_key: str = Field(default="", repr=False)  # only from DYNMEM_OPENAI_API_KEY
+    # Per-task model overrides; empty means ``openai_model``.
+    extract_model: str = ""
+    judge_model: str = ""
+    classify_model: str = ""
+    recognize_model: str = ""
+    structured: Literal["auto", "json_schema", "json_object"] = "auto"
+    timeout_s: float = Field(default=30.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)  # ours; the openai package's own are off
+    retry_base_s: float = Field(default=0.5, ge=0)  # first backoff, doubled per retry, jittered
+    retry_max_s: float = Field(default=30.0, ge=0)  # cap on one wait, Retry-After included
+    max_concurrency: int = Field(default=4, ge=1)  # requests in flight per client
+    rate_limit_per_min: int = Field(default=0, ge=0)  # token bucket; 0 = unlimited
+    cache_dir: str = ""  # empty: <data-dir>/cache
+    cache_max_mb: float = Field(default=64.0, ge=0)  # 0 disables the cache
+    breaker_failures: int = Field(default=5, ge=1)  # consecutive failed requests that open it
+    breaker_cooldown_s: float = Field(default=30.0, ge=0)  # also how long a job waits when it is open
 
 
 class EmbedderSettings(_Section):
-    name: str = "minilm"  # minilm | hash (tests only)
+    name: str = "minilm"  # minilm | openai | hash (tests only)
     batch_size: int = 16
+    openai_model: str = ""  # embedding model of the [model] endpoint when name = "openai"
+    dim: int = Field(default=384, ge=1)  # vector width asked of (and checked on) the openai embedder
+
+
+class ReviewSettings(_Section):
+    allow_agent: bool = False  # may the agent (API token) decide conflicts? audited as the agent's decision
 
 
 class RuntimeSettings(_Section):
@@ -77,4 +99,5 @@ class Settings(_Section):
     retrieval: RetrievalSettings = RetrievalSettings()
     model: ModelSettings = ModelSettings()
     embedder: EmbedderSettings = EmbedderSettings()
+    review: ReviewSettings = ReviewSettings()
     runtime: RuntimeSettings = RuntimeSettings()

@@ -76,3 +76,48 @@ def apply_verdict(tension: Tension, verdict: Verdict, *, table: MemoryTable, dec
                 mems.append(c)
                 audit.append(_ev(c, m, "uncontest", decided_by, label, now_ms, request_id))
     return Effects(memories=tuple(mems), audit=tuple(audit), tensions=(closed,), index_remove=tuple(remove))
+
+
+REVIEW_DECISIONS = ("accept_new", "keep_old", "keep_both", "retract_both")
+
+
+def apply_review(tension: Tension, decision: str, *, table: MemoryTable, decided_by: Origin, note: str,
+                 now_ms: int, step: int, settings: Settings, request_id: str = "") -> Effects:
+    """Carry a human (or, where allowed, agent) decision on a contradiction into memory.
+
+    ``accept_new``: the newer memory (by valid time) is current, the older superseded.
+    ``keep_old``: the older stays, the newer is retracted (a tombstone keeps it retired).
+    ``keep_both``: both are current; the note records the scope or condition that separates them.
+    ``retract_both``: neither is served again.
+    """
+    from engine.forget import retract
+
+    if decision not in REVIEW_DECISIONS:
+        from engine.errors import InvalidInput
+
+        raise InvalidInput(f"unknown decision {decision!r}; one of {', '.join(REVIEW_DECISIONS)}")
+    a, b = table.get(tension.a_id), table.get(tension.b_id)
+    why = f"review {decision} by {decided_by.value}" + (f": {note}" if note else "")
+    closed = tension.model_copy(update={"status": "decided", "decided_by": decided_by, "why": why})
+    if a is None or b is None:
+        return Effects(tensions=(closed,))
+    new, old = (a, b) if (a.valid_from_ms, a.id) > (b.valid_from_ms, b.id) else (b, a)
+    if decision == "accept_new":
+        fx = apply_verdict(tension, Verdict.UPDATE, table=table, decided_by=decided_by, why=why, now_ms=now_ms,
+                           step=step, settings=settings, request_id=request_id)
+        return fx + Effects(tensions=(closed.model_copy(update={"verdict": Verdict.UPDATE}),))
+    if decision == "keep_both":
+        fx = apply_verdict(tension, Verdict.UNRELATED, table=table, decided_by=decided_by, why=why, now_ms=now_ms,
+                           step=step, settings=settings, request_id=request_id)
+        return fx + Effects(tensions=(closed.model_copy(update={"verdict": Verdict.UNRELATED}),))
+    out = Effects(tensions=(closed,))
+    targets = [new] if decision == "keep_old" else [new, old]
+    for m in targets:
+        if m.servable:
+            out = out + retract(m, actor=decided_by, reason=why, now_ms=now_ms, request_id=request_id)
+    if decision == "keep_old" and old.state == TrustState.CONTESTED:
+        others = [t for t in table.open_tensions_of(old.id) if t.id != tension.id]
+        if not others:
+            kept = old.model_copy(update={"state": TrustState.ACTIVE})
+            out = out + Effects(memories=(kept,), audit=(_ev(kept, old, "uncontest", decided_by, why, now_ms, request_id),))
+    return out

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from actors.llm.base import ModelClient
 from engine.errors import InvalidInput
 from engine.settings import ModelSettings
 
 
-def make_client(settings: ModelSettings) -> ModelClient:
+def make_client(settings: ModelSettings, data_dir: Path | None = None) -> ModelClient:
+    """The configured client; ``data_dir`` places the openai client's reply cache."""
     if settings.client == "rules":
         from actors.llm.rules import RulesClient
 
         return RulesClient()
     if settings.client == "openai":
-        from actors.llm.openai_client import OpenAIClient  # type: ignore[import-not-found]
+        from actors.llm.openai_client import OpenAIClient
 
-        return OpenAIClient(settings)  # type: ignore[no-any-return]
+        return OpenAIClient(settings, data_dir)
     raise InvalidInput(f"unknown model client {settings.client!r}; use 'rules' or 'openai'")

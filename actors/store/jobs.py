@@ -2,7 +2,9 @@
 
 Jobs move ``pending -> running (lease) -> done``. A failed attempt goes back to
 ``pending`` with exponential backoff and, after ``max_attempts``, to ``dead`` with its
-last error kept, visible and retryable by hand. A worker that dies while holding a lease
+last error kept, visible and retryable by hand. A job that could not run because a
+dependency is down is *deferred*: back to ``pending`` until a given time, the attempt
+not counted, so an outage never kills work. A worker that dies while holding a lease
 does not lose the job: once ``lease_until_ms`` has passed, :func:`lease` hands it out again.
 At most one live (pending or running) job exists per ``key`` (a partial unique index), so
 enqueueing the same work twice is a no-op.
@@ -185,6 +187,28 @@ def fail(
     return JobState.PENDING
 
 
+def defer(conn: sqlite3.Connection, job_id: int, until_ms: int, error: str, now_ms: int) -> JobState:
+    """Release a running job until ``until_ms`` without counting the attempt.
+
+    For work that could not start because a dependency is down (the model endpoint's
+    circuit is open): the job waits, however long the outage, and never goes ``dead``
+    for it. The lease's attempt is given back and the reason kept in ``last_error``.
+    A job that is no longer running (re-leased after expiry, or done) is left alone.
+
+    Returns:
+        The job's state after the call.
+    """
+    job = get(conn, job_id)
+    if job.state is not JobState.RUNNING:
+        return job.state
+    conn.execute(
+        "UPDATE jobs SET state = 'pending', attempts = MAX(attempts - 1, 0), last_error = ?, "
+        "not_before_ms = ?, lease_until_ms = 0, updated_ms = ? WHERE id = ?",
+        (error[:MAX_ERROR_CHARS], max(until_ms, now_ms), now_ms, job_id),
+    )
+    return JobState.PENDING
+
+
 def retry(conn: sqlite3.Connection, job_id: int, now_ms: int) -> None:
     """Send a dead job back to ``pending`` with fresh attempts (its last error is kept).
 
@@ -274,6 +298,11 @@ class JobsFile(SqliteFile):
         """Record a failed attempt (see :func:`fail`)."""
         with self._write("fail job") as conn:
             return fail(conn, job_id, error, now_ms, max_attempts, base_backoff_ms)
+
+    def defer_job(self, job_id: int, until_ms: int, error: str, now_ms: int) -> JobState:
+        """Release a running job until ``until_ms``, attempt not counted (see :func:`defer`)."""
+        with self._write("defer job") as conn:
+            return defer(conn, job_id, until_ms, error, now_ms)
 
     def retry_job(self, job_id: int, now_ms: int) -> None:
         """Send a dead job back to pending (see :func:`retry`)."""

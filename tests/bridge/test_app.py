@@ -302,7 +302,7 @@ def test_recall_reply_has_the_documented_shape(sem_api: Api) -> None:
     assert doc["abstained"] is False
     assert doc["memories"], doc
     for m in doc["memories"]:
-        assert set(m) == {"id", "text", "score", "state", "scope", "kind"}
+        assert {"id", "text", "score", "state", "scope", "kind"} <= set(m)  # DESIGN §11 (extensions allowed)
         assert isinstance(m["score"], float)
         assert m["text"] in doc["context"]
     assert isinstance(doc["conflicts"], list)

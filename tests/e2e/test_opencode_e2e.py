@@ -348,7 +348,7 @@ def stack(tmp_path: Path) -> Iterator[tuple[FakeOpenAI, dict[str, str], Path, Si
 def test_memory_flows_through_real_opencode(stack: tuple[FakeOpenAI, dict[str, str], Path, SidecarClient]) -> None:
     fake, env, project, sidecar = stack
     data_dir = Path(env["DYNMEM_HOME"])
-    question = "which port does the API listen on and how do I install dependencies?"
+    question = "which port does the API listen on, and which package manager do we use?"
 
     # session 1: state the facts
     run_opencode(project, env, "the API listens on port 9090. From now on we use pnpm, not npm.")

@@ -414,7 +414,8 @@ test("with no sidecar, nothing throws, tools explain, the turn waits in the outb
 test("starts the sidecar with `serve --detach` and DYNMEM_HOME when none answers", async () => {
   const marker = path.join(home, "spawned.txt");
   const bin = path.join(home, "fake-dynmem");
-  fs.writeFileSync(bin, `#!/bin/sh\necho "$@ $DYNMEM_HOME" > "${marker}"\n`, { mode: 0o755 });
+  // write then rename, so the test never reads a half-written marker
+  fs.writeFileSync(bin, `#!/bin/sh\necho "$@ $DYNMEM_HOME" > "${marker}.tmp" && mv "${marker}.tmp" "${marker}"\n`, { mode: 0o755 });
   process.env.DYNMEM_AUTOSTART = "1";
   process.env.DYNMEM_BIN = bin;
   process.env.DYNMEM_START_TIMEOUT_MS = "10000";
