@@ -52,6 +52,7 @@ class IndexPort(Protocol):
     def upsert(self, scope: str, ids: Sequence[str], vectors: np.ndarray) -> None: ...
     def remove(self, ids: Sequence[str]) -> None: ...
     def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]: ...
+    def embed_search(self, text: str, scopes: Sequence[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]: ...
 
 
 class GlobalPort(Protocol):
@@ -75,6 +76,9 @@ class EngineService:
         folder.mkdir(parents=True, exist_ok=True)
         self.store = MemoryStore(folder / "memory.sqlite")
         self.table = MemoryTable(self.store.load_memories(), self.store.load_tensions(open_only=True))
+        # Pairs judged distinct (verdict unrelated, or a person's keep_both): never suppress one by the other.
+        self.distinct: set[frozenset[str]] = set()
+        self._note_distinct(self.store.load_tensions(open_only=False))
         self.vectors: dict[str, np.ndarray] = {}
         self.step = self.store.step()
         self.version = 1
@@ -95,6 +99,11 @@ class EngineService:
         if self.vectors:
             ids = sorted(self.vectors)
             self.index.upsert(self.scope, ids, np.stack([self.vectors[i] for i in ids]))
+
+    def _note_distinct(self, tensions: Sequence[Tension]) -> None:
+        for t in tensions:
+            if t.status == "decided" and t.verdict == Verdict.UNRELATED:
+                self.distinct.add(frozenset((t.a_id, t.b_id)))
 
     def close(self) -> None:
         self.store.close()
@@ -121,6 +130,7 @@ class EngineService:
             return False
         if not mirrored:
             self.table.apply(effects)
+        self._note_distinct(effects.tensions)
         if effects.step is not None:
             self.step = effects.step
         if effects.index_remove:
@@ -224,9 +234,9 @@ class EngineService:
         t0 = self.clock.now_ms()
         self._refresh_global()
         r = self.settings.retrieval
-        qvec = self.index.embed([query])[0]
         scopes = sorted(readable_scopes(self.project))
-        hits = dict(self.index.search(qvec, scopes, r.shortlist))
+        qvec, found = self.index.embed_search(query, scopes, r.shortlist)  # one round trip on the hot path
+        hits = dict(found)
         lex = self.table.lexical.search(query, r.shortlist)
         lex.update({k: v for k, v in self._global.lexical.search(query, r.shortlist).items() if k not in lex})
         pool: list[Shortlisted] = []
@@ -255,6 +265,8 @@ class EngineService:
             return None
 
         def pair_cosine(a: str, b: str) -> float:
+            if frozenset((a, b)) in self.distinct:
+                return 0.0
             va, vb = self._vector(a), self._vector(b)
             return float(np.dot(va, vb)) if va is not None and vb is not None else 0.0
 

@@ -94,6 +94,9 @@ class RemoteIndex:
     def search(self, vector: np.ndarray, scopes: list[str], k: int) -> list[tuple[str, float]]:
         return self.ref.call("search", vector, scopes, k)  # type: ignore[no-any-return]
 
+    def embed_search(self, text: str, scopes: list[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
+        return self.ref.call("embed_search", text, scopes, k)  # type: ignore[no-any-return]
+
 
 class RemoteGlobal:
     def __init__(self, ref: Ref) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 import uuid
@@ -126,7 +125,3 @@ def add_doctor_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
         s.add_argument("--json", action="store_true", help="print exactly one JSON document")
     s.set_defaults(func=cmd_doctor)
     return s
-
-
-if os.environ.get("DYNMEM_DOCTOR_MAIN"):  # pragma: no cover - manual use only
-    raise SystemExit(cmd_doctor(argparse.Namespace(config=None, data_dir=None, json=True)))

@@ -47,3 +47,7 @@ class LocalIndex:
 
     def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]:
         return self.index.search(vector, list(scopes), k)
+
+    def embed_search(self, text: str, scopes: Sequence[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
+        vec = self.embed([text])[0]
+        return vec, self.search(vec, scopes, k)
