@@ -370,7 +370,9 @@ class EngineService:
         receipt = "forget:" + (req.request_id or stable_id("f", *(m.id for m in targets), now, req.purge))
         self._commit(total + Effects(receipt=receipt), {})
         units = tuple(sorted({u for m in targets for u in m.source_unit_ids})) if req.purge else ()
-        return ForgetResult(retired=tuple(m.id for m in targets), purged=req.purge, purged_units=units)
+        erase = tuple(t for m in targets for t in (m.text, m.belief) if len(t) >= 4) if req.purge else ()
+        return ForgetResult(retired=tuple(m.id for m in targets), purged=req.purge, purged_units=units,
+                            erase_from_caches=erase)
 
     def decide(self, tension_id: str, verdict: Verdict, decided_by: Origin, why: str, request_id: str = "") -> bool:
         """Apply a verdict to an open tension (from the adjudicator, an agent or a human)."""

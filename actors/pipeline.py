@@ -173,7 +173,15 @@ class Pipeline:
         res: ForgetResult = self.rt.engine(req.project).call("forget", req)
         if req.purge and res.purged_units:
             self.rt.log(req.project).call("purge_units", list(res.purged_units))
-        return res
+        if req.purge:
+            from pathlib import Path
+
+            from actors.llm.response_cache import purge_matching
+
+            cache = Path(self.rt.settings.model.cache_dir) if self.rt.settings.model.cache_dir else self.rt.data_dir / "cache"
+            for text in res.erase_from_caches:
+                purge_matching(cache, text)
+        return res.model_copy(update={"erase_from_caches": ()})
 
     def memories(self, project: str, state: str | None = None) -> list[Memory]:
         return self.rt.engine(project).call("list", state)  # type: ignore[no-any-return]

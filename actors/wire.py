@@ -56,6 +56,7 @@ class ForgetResult(Msg):
     retired: tuple[str, ...]
     purged: bool
     purged_units: tuple[str, ...] = ()
+    erase_from_caches: tuple[str, ...] = Field(default=(), description="purged texts to remove from model caches")
 
 
 class IngestReport(Msg):

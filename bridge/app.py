@@ -237,7 +237,11 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
                 "memories": [_mem_out(m).model_dump() for m in mems]}
 
     @app.get("/v1/audit")
-    def audit(project: ProjectQuery, limit: int = 100, since_id: int | None = None) -> dict[str, Any]:
+    def audit(project: ProjectQuery,
+              limit: Annotated[int, Query(ge=1, le=1000, description="at most this many events")] = 100,
+              # le: SQLite integers are 64-bit (a larger id overflowed into a 500)
+              since_id: Annotated[int | None, Query(ge=0, le=2**63 - 1, description="only events after this id")] = None,
+              ) -> dict[str, Any]:
         rows = pipe.audit(project, max(1, min(limit, 1000)), since_id)
         return {"events": [{"id": r.id, **r.event.model_dump(mode="json")} for r in rows]}
 

@@ -84,6 +84,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     with _session(args, use_ray=not args.in_process) as pipe:
         report = replay_file(pipe, Path(args.file), project=args.project, strict=args.strict,
                              progress=sys.stderr.isatty() and not args.json)
+    # Each skipped line goes to stderr too, so that it is seen with --json and in scripts
+    # that keep only stdout (DESIGN §11: reported with its line number, never silently dropped).
+    for problem in report.problems:
+        message = problem.message if problem.message.startswith(f"line {problem.line}") else \
+            f"line {problem.line}: {problem.message}"
+        print(f"warning[malformed_history]: {args.file}: {message} (skipped)", file=sys.stderr)
     doc = report.model_dump()
     _emit(args, doc, lambda: print(report.summary()))
     return EXIT_ERROR if report.problems and args.strict else 0
@@ -119,7 +125,10 @@ def _parse_as_of(text: str | None) -> int | None:
         return None
     from engine.history import parse_ts
 
-    return parse_ts(text)
+    try:
+        return parse_ts(text)
+    except InvalidInput as exc:  # parse_ts speaks of history lines (malformed_history)
+        raise InvalidInput(f"--as-of: {text!r} is not an ISO 8601 time") from exc
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
@@ -127,7 +136,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
     req = RecallRequest(project=args.project, query=args.query, k=args.k, budget_tokens=args.budget_tokens,
                         passive=args.passive, as_of_ms=_parse_as_of(args.as_of), for_model=not args.owner)
-    with _session(args, use_ray=not args.ray) as pipe:
+    with _session(args, use_ray=args.ray) as pipe:
         res = pipe.recall(req)
     doc = _recall_doc(res)
 
@@ -148,7 +157,7 @@ def _mem_row(m: Any) -> dict[str, Any]:
 
 
 def cmd_memories(args: argparse.Namespace) -> int:
-    with _session(args, use_ray=not args.ray) as pipe:
+    with _session(args, use_ray=args.ray) as pipe:
         if args.action == "list":
             rows = pipe.memories(args.project, args.state)
             _emit(args, {"memories": [_mem_row(m) for m in rows]},
@@ -196,7 +205,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
     req = RememberRequest(project=args.project, text=args.text, scope=args.scope, tier=args.tier,
                           ttl_hours=args.ttl_hours, sensitivity=args.sensitivity)
-    with _session(args, use_ray=not args.ray) as pipe:
+    with _session(args, use_ray=args.ray) as pipe:
         rep = pipe.remember(req)
     doc = {"memory_ids": list(rep.memory_ids), "outcomes": rep.outcomes}
     _emit(args, doc, lambda: print(f"remembered {', '.join(rep.memory_ids)} ({', '.join(rep.outcomes)})"))
@@ -209,7 +218,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if not args.id and not args.match:
         raise InvalidInput("forget needs a memory id or --match TEXT")
     req = ForgetRequest(project=args.project, memory_id=args.id, match=args.match, purge=args.purge)
-    with _session(args, use_ray=not args.ray) as pipe:
+    with _session(args, use_ray=args.ray) as pipe:
         res = pipe.forget(req)
     _emit(args, res.model_dump(), lambda: print(f"{'purged' if res.purged else 'retracted'}: {', '.join(res.retired)}"))
     return 0
@@ -453,7 +462,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--state", choices=["pending", "running", "done", "dead"], help="only this state")
     s.set_defaults(func=cmd_jobs)
 
+    from bridge.doctor import add_doctor_parser
     from eval.cli import add_bench_parser
+
+    add_doctor_parser(sub, common)
 
     add_bench_parser(sub, common)
 

@@ -31,6 +31,8 @@ ProjectField = Field(min_length=1, max_length=512, pattern=PROJECT_PATTERN, desc
 
 
 class Body(BaseModel):
+    # Numbers and booleans of request bodies are ``strict=True``: JSON ``true`` is not 1 and
+    # ``"5"`` is not 5 (the OpenAPI document says "integer", and clients should be told).
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -52,9 +54,9 @@ class ObserveReply(Body):
 class RecallBody(Body):
     project: Project = ProjectField
     query: str = Field(max_length=20_000, description="the prompt or question to recall for")
-    k: int | None = Field(default=None, ge=1, le=50, description="at most this many memories")
-    budget_tokens: int | None = Field(default=None, ge=16, le=8192, description="token budget of the block")
-    passive: bool = Field(default=False, description="change nothing (no credit, no tensions)")
+    k: int | None = Field(default=None, strict=True, ge=1, le=50, description="at most this many memories")
+    budget_tokens: int | None = Field(default=None, strict=True, ge=16, le=8192, description="token budget of the block")
+    passive: bool = Field(default=False, strict=True, description="change nothing (no credit, no tensions)")
     as_of: str | None = Field(default=None, description="ISO 8601: answer as believed valid then")
 
 
@@ -100,7 +102,7 @@ class RememberBody(Body):
     text: str = Field(min_length=1, max_length=4000, description="a self-contained sentence")
     scope: Literal["project", "global"] = Field(default="project", description="project or global")
     tier: Literal["core", "normal", "temporary", "pinned"] = Field(default="normal", description="core is always on")
-    ttl_hours: float | None = Field(default=None, gt=0, le=24 * 365 * 10, description="expire after this many hours")
+    ttl_hours: float | None = Field(default=None, strict=True, gt=0, le=24 * 365 * 10, description="expire after this many hours")
     sensitivity: Literal["normal", "local-only"] = Field(default="normal", description="local-only never reaches a model")
     request_id: str | None = Field(default=None, max_length=256, description="idempotency key")
 
@@ -179,20 +181,20 @@ class LogSearchBody(Body):
     project: Project = ProjectField
     # no NUL: SQLite's FTS5 query parser ends a string at NUL ("unterminated string")
     query: str = Field(min_length=1, max_length=2000, pattern=r"^[^\x00]*$", description="words to find in the log")
-    limit: int = Field(default=10, ge=1, le=100, description="at most this many hits")
+    limit: int = Field(default=10, strict=True, ge=1, le=100, description="at most this many hits")
 
 
 class LogTimelineBody(Body):
     project: Project = ProjectField
     # le: SQLite integers are 64-bit, and the plugin's JavaScript numbers are exact below 2**53
-    around_turn: int | None = Field(default=None, ge=1, le=2**53 - 1, description="centre on this turn (default: latest)")
-    limit: int = Field(default=20, ge=1, le=200, description="at most this many turns")
+    around_turn: int | None = Field(default=None, strict=True, ge=1, le=2**53 - 1, description="centre on this turn (default: latest)")
+    limit: int = Field(default=20, strict=True, ge=1, le=200, description="at most this many turns")
 
 
 class LogWindowBody(Body):
     project: Project = ProjectField
     unit_id: str = Field(min_length=1, max_length=64, description="the unit at the centre")
-    radius: int = Field(default=2, ge=0, le=50, description="turns either side")
+    radius: int = Field(default=2, strict=True, ge=0, le=50, description="turns either side")
 
 
 class UnitOut(Body):

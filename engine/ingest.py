@@ -16,12 +16,14 @@ Nothing here writes: the result is an ``Effects`` for the EngineActor to commit.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from engine.effects import Effects, JobRequest
 from engine.keys import fingerprint, normalize_belief, normalize_key
+from engine.lexical import tokenize
 from engine.models import (
     RETIRED_STATES,
     AuditEvent,
@@ -30,6 +32,7 @@ from engine.models import (
     Origin,
     Pool,
     Tension,
+    Tier,
     TrustState,
 )
 from engine.settings import Settings
@@ -102,6 +105,40 @@ def _rivals(c: Candidate, table: MemoryTable) -> list[Memory]:
     return sorted(out.values(), key=lambda m: m.id)
 
 
+_DISTINCTIVE = re.compile(r"\d|[./:_@-]")
+
+
+def _mentions(m: Memory, value: str) -> bool:
+    toks = tokenize(value)
+    return bool(toks) and all(t in set(tokenize(m.text)) for t in toks)
+
+
+def _dependents(rivals: Sequence[Memory], fresh: Memory, c: Candidate, table: MemoryTable) -> list[Memory]:
+    """Servable memories of the scope, stated no later than the change, that name a retired value.
+
+    Only distinctive values count (with a digit or an identifier character: ``8080``,
+    ``staging-2.example.net``, ``3.11``), so that a plain word never retires unrelated facts.
+    """
+    out: dict[str, Memory] = {}
+    retired = {r.id for r in rivals}
+    for r in rivals:
+        value = r.belief
+        if r.negated or len(value) < 3 or not _DISTINCTIVE.search(value):
+            continue
+        toks = tokenize(value)
+        if not toks:
+            continue
+        ids = set.intersection(*(table.lexical.docs_with(t) for t in toks))
+        for mid in sorted(ids):
+            m = table.get(mid)
+            if (m is None or mid in retired or mid == fresh.id or not m.servable or m.scope != c.scope
+                    or m.last_evidence_ms > c.valid_from_ms or m.tier in (Tier.CORE, Tier.PINNED)):
+                continue
+            if _mentions(m, value):
+                out[mid] = m
+    return sorted(out.values(), key=lambda m: m.id)
+
+
 def _versions(c: Candidate, table: MemoryTable) -> list[Memory]:
     found = {m.id: m for m in table.with_key(c.scope, c.key)} if c.key else {}
     if c.belief:
@@ -166,9 +203,17 @@ def ingest(c: Candidate, table: MemoryTable, neighbours: Sequence[tuple[Memory, 
                 retired, ev = supersede(old, fresh, now_ms, actor, "a later statement gives another value", request_id)
                 mems.append(retired)
                 audit.append(ev)
+            # Propagation: facts that were stated with the retired value go stale with it.
+            dependents = _dependents(rivals, fresh, c, table)
+            for dep in dependents:
+                old_value = next(r.belief for r in rivals if _mentions(dep, r.belief))
+                retired, ev = supersede(dep, fresh, now_ms, Origin.SYSTEM,
+                                        f"stated the retired value {old_value!r} of {fresh.key or fresh.belief!r}", request_id)
+                mems.append(retired)
+                audit.append(ev)
             return IngestResult(outcome="updated", memory_id=fresh.id, effects=Effects(
                 memories=tuple(mems), audit=tuple(audit), index_add=(fresh.id,),
-                index_remove=tuple(m.id for m in rivals)))
+                index_remove=tuple(m.id for m in [*rivals, *dependents])))
         # Older evidence than the current value: record the history, never serve it. It held
         # until the next version (by valid time) began, which may be an older retired one.
         later = [m for m in _versions(c, table) if m.valid_from_ms > c.valid_from_ms and m.state != TrustState.RETRACTED]

@@ -86,6 +86,10 @@ class BM25Index:
                 if not ids:
                     del self._postings[term]
 
+    def docs_with(self, term: str) -> set[str]:
+        """Ids of the documents containing ``term`` (a token as :func:`tokenize` makes it)."""
+        return set(self._postings.get(term, ()))
+
     def _idf(self, term: str) -> float:
         n = len(self._docs)
         df = len(self._postings.get(term, ()))

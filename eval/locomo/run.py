@@ -127,7 +127,10 @@ def main(args: argparse.Namespace) -> int:
     doc["wall_seconds"] = round(wall, 2)
     out = Path(args.out) if args.out else DEFAULT_OUT
     png = plot(doc, out / "locomo.png")
-    (out / "locomo.md").write_text(render(doc, _command(args), png.name, wall, parallel), encoding="utf-8")
+    notes = out / "locomo.notes.md"  # hand-written analysis, appended on every run
+    text = render(doc, _command(args), png.name, wall, parallel)
+    (out / "locomo.md").write_text(text + ("\n" + notes.read_text(encoding="utf-8") if notes.exists() else ""),
+                                   encoding="utf-8")
     if args.json:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
         return 0

@@ -28,12 +28,13 @@ def plot(doc: Mapping[str, Any], path: Path) -> Path:
     pos = [c for c, v in cats.items() if v["polarity"] == "positive"]
     neg = [c for c, v in cats.items() if v["polarity"] == "negative"]
     groups = [*pos, *(f"neg: {c}" for c in neg)]
-    r5 = [cats[c]["recall_at_5"] for c in pos] + [0.0] * len(neg)
-    fa = [cats[c]["false_abstention"] for c in pos] + [0.0] * len(neg)
-    fpr = [0.0] * len(pos) + [cats[c]["fpr"] for c in neg]
-    return grouped_bars(path, "opencode-memory dev set by category (positives: Recall@5, false abstention; "
-                              "negatives: FP rate)", [g[:38] for g in groups],
-                        {"Recall@5": r5, "false abstention": fa, "FP rate": fpr}, ylabel="fraction")
+    none: list[float | None] = [None] * len(neg)
+    r1: list[float | None] = [cats[c]["recall_at_1"] for c in pos] + none
+    fa: list[float | None] = [cats[c]["false_abstention"] for c in pos] + none
+    fpr: list[float | None] = [None] * len(pos) + [cats[c]["fpr"] for c in neg]
+    return grouped_bars(path, "opencode-memory set by category (positives: Recall@1, false abstention; "
+                              "negatives: FP rate)", [g.split(":")[0] if not g.startswith("neg") else g for g in groups],
+                        {"Recall@1": r1, "false abstention": fa, "FP rate": fpr}, ylabel="fraction", rotate=40)
 
 
 def render(doc: Mapping[str, Any], results: Sequence[ScenarioResult], *, settings: Settings, command: str,

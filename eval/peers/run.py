@@ -33,6 +33,11 @@ def document(results: list[ScenarioResult]) -> dict[str, Any]:
     return doc
 
 
+def _notes(path: Path) -> str:
+    """Hand-written analysis kept next to the report (``<stem>.notes.md``), appended on every run."""
+    return "\n" + path.read_text(encoding="utf-8") if path.exists() else ""
+
+
 def _command(args: argparse.Namespace) -> str:
     parts = [".venv/bin/dynmem", "bench", "peers"]
     if args.file:
@@ -65,9 +70,9 @@ def main(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else DEFAULT_OUT
     stem = f"peers-{source.stem}"
     png = plot(doc, out / f"{stem}.png")
-    (out / f"{stem}.md").write_text(render(doc, results, settings=settings, command=_command(args), source=str(source),
-                                           png_name=png.name, seconds=seconds, parallel=args.parallel or 1),
-                                    encoding="utf-8")
+    text = render(doc, results, settings=settings, command=_command(args), source=str(source), png_name=png.name,
+                  seconds=seconds, parallel=args.parallel or 1)
+    (out / f"{stem}.md").write_text(text + _notes(out / f"{stem}.notes.md"), encoding="utf-8")
     if args.json:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
         return 0

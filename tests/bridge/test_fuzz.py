@@ -7,13 +7,12 @@ conforms to the documented status codes, content types and schemas.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 import schemathesis
@@ -71,6 +70,13 @@ def error_body_has_error_and_code(ctx: Any, response: schemathesis.Response, cas
 
 
 @schemathesis.check
+def token_was_accepted(ctx: Any, response: schemathesis.Response, case: schemathesis.Case) -> bool | None:
+    # Without this, a fuzz run that lost its Authorization header would pass on 401s alone.
+    assert response.status_code != 401, f"401: {response.text[:200]}"
+    return True
+
+
+@schemathesis.check
 def no_server_error(ctx: Any, response: schemathesis.Response, case: schemathesis.Case) -> bool | None:
     assert response.status_code < 500, f"{response.status_code}: {response.text[:300]}"
     return True
@@ -84,8 +90,8 @@ def no_server_error(ctx: Any, response: schemathesis.Response, case: schemathesi
 def test_every_operation_survives_fuzzing(case: schemathesis.Case) -> None:
     case.call_and_validate(
         headers=AUTH,
-        checks=[no_server_error, error_body_has_error_and_code, status_code_conformance, content_type_conformance,
-                response_schema_conformance, negative_data_rejection],
+        checks=[no_server_error, token_was_accepted, error_body_has_error_and_code, status_code_conformance,
+                content_type_conformance, response_schema_conformance, negative_data_rejection],
     )
 
 

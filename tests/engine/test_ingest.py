@@ -104,3 +104,19 @@ def test_a_keyed_removal_retires_only_the_value_it_names() -> None:
     run(table, cand("We no longer run `ruff check`.", "lint command", "ruff check", t=T0 + 2 * DAY, src=["u3"], negated=True))
     assert "Lint with `ruff check`." not in servable(table)  # positive control: the named value is retired
     assert res.outcome == "created"
+
+
+def test_facts_stated_with_a_retired_value_go_stale_with_it() -> None:
+    table = MemoryTable()
+    run(table, cand("The API listens on port 8080.", "api port", "8080", t=T0, src=["u1"]))
+    dep = run(table, cand("Staging is reached at http://staging.internal:8080/api.", "staging url",
+                          "http://staging.internal:8080/api", t=T0 + DAY, src=["u2"]))
+    other = run(table, cand("The frontend dev server runs on port 5173.", "frontend port", "5173", t=T0 + DAY, src=["u3"]))
+    run(table, cand("The API listens on port 9090.", "api port", "9090", t=T0 + 2 * DAY, src=["u4"]))
+    assert table.get(dep.memory_id).state == TrustState.SUPERSEDED
+    assert table.get(other.memory_id).state == TrustState.ACTIVE  # positive control: unrelated facts stay
+    # A plain word is not distinctive enough to retire anything by itself.
+    run(table, cand("We use npm.", "package manager", "npm", t=T0, src=["u5"]))
+    note = run(table, cand("The npm registry mirror is slow on Mondays.", t=T0 + DAY, src=["u6"]))
+    run(table, cand("We use pnpm.", "package manager", "pnpm", t=T0 + 3 * DAY, src=["u7"]))
+    assert table.get(note.memory_id).state == TrustState.ACTIVE

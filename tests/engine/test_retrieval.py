@@ -105,3 +105,10 @@ def test_why_keeps_every_score_term() -> None:
     w = sel.memories[0].why
     assert w.score == round(w.cos + w.w_lex_x_lex + w.pool_prior + w.alpha_x_freshness + w.tier_bonus, 6)
     assert w.gate >= S.retrieval.theta
+
+
+def test_a_removal_is_injected_only_when_the_query_names_the_removed_thing() -> None:
+    gone = mem("The project no longer uses Redis.", belief="redis", negated=True)
+    assert run([short(gone, 0.8)]).abstained
+    named = select("do we still use redis for caching?", [short(gone, 0.8)], project="p", settings=S, now_ms=NOW, step=5)
+    assert "no longer uses Redis" in named.context  # positive control

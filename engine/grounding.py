@@ -1,0 +1,161 @@
+"""Grounding: a repair proposal is accepted only if the log it cites supports it (DESIGN §6).
+
+A proposal is a :class:`~engine.models.Candidate` written by an investigator. It is
+grounded when
+
+1. it cites at least one unit, and every cited unit exists;
+2. every cited unit precedes the signal (``turn < bound_turn``): repair may not learn
+   from what the user said after the failure it repairs;
+3. its key content is in the cited text: every *value token* (a number, version, path,
+   identifier or capitalised name) appears in the cited units, and at least
+   ``CONTENT_SHARE`` of its other content words do;
+4. it is not about the memory system itself (its tools, its injected blocks).
+
+The checks run in that order except that 4 comes before 3, so a proposal quoting the
+memory system's own talk is named for what it is. The first failure is the reason.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+
+from engine.lexical import STOPWORDS, tokenize
+from engine.models import Candidate, Frozen, Unit
+from engine.signals import stem
+
+__all__ = ["CONTENT_SHARE", "Grounding", "check_proposal", "distinctive_tokens"]
+
+#: Share of a proposal's ordinary content words that must appear in the cited text.
+#: 0.6 (brief for the repair loop): lets an investigator rephrase ("lives in" ->
+#: "is kept in") while a proposal made mostly of words the log never said is refused.
+CONTENT_SHARE = 0.6
+
+MEMORY_SYSTEM = re.compile(
+    r"memory_(?:search|why|forget|remember)|log_(?:search|timeline|window)|<dynmem-memory|dynamics-memory|dynmem",
+    re.I,
+)
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:@+#'-]*")
+_VALUE_PUNCT = re.compile(r"[./:_@#+]")
+_SEGMENT = re.compile(r"[/:@#+]+|(?<!\d)\.|\.(?!\d)")
+# Words too common to show that a sentence came from its source (beyond lexical.STOPWORDS).
+COMMON_WORDS = frozenset(
+    """am being he she his her him whose whom here those some each every more most other such only
+    very too same like via per up down out off over under still always never currently really
+    actually basically yeah yep oh hey well project projects team thing things stuff way make
+    makes made go goes going know see say says said tell told think should must may might shall
+    has had been new old file files kept keep keeps stored store located lives live where set
+    called named default""".split()
+)
+
+
+class Grounding(Frozen):
+    """The verdict on one proposal: accepted or not, and why."""
+
+    ok: bool
+    reason: str
+
+
+def _is_value_word(raw: str) -> bool:
+    """A number, version, path, identifier (``snake_case``, ``camelCase``) or a capitalised name."""
+    core = raw.strip("'").rstrip(".:-/")
+    if not core:
+        return False
+    if any(ch.isdigit() for ch in core) or _VALUE_PUNCT.search(core):
+        return True
+    if any(ch.isupper() for ch in core[1:]):  # camelCase, API, PostgreSQL
+        return True
+    if core[0].isupper():  # a name; at the start of a sentence only if it is no common word
+        low = core.lower()
+        return low not in STOPWORDS and low not in COMMON_WORDS and low != "i"
+    return False
+
+
+def distinctive_tokens(text: str) -> tuple[list[str], list[str]]:
+    """Split a sentence into (value tokens, other content tokens), lower-cased, in order.
+
+    Value tokens are whole (``ops/rotations.yaml``, ``3.12``, ``ramesh``); content tokens
+    are :func:`engine.lexical.tokenize` tokens without stopwords and very common words,
+    and without the parts of value tokens.
+    """
+    values: dict[str, None] = {}
+    covered: set[str] = set()
+    for match in _WORD.finditer(text):
+        raw = match.group(0)
+        if raw.endswith("'s"):
+            raw = raw[:-2]
+        if _is_value_word(raw):
+            core = raw.strip("'").rstrip(".:-/").lower()
+            values.setdefault(core, None)
+            covered.update(tokenize(core))
+    content: dict[str, None] = {}
+    for token in tokenize(text):
+        if token in covered or token in values or token in COMMON_WORDS or len(token) < 2:
+            continue
+        content.setdefault(token, None)
+    return list(values), list(content)
+
+
+def _segments(token: str) -> list[str]:
+    """``staging3.example.com`` -> ``staging3``, ``example``, ``com`` (versions stay whole)."""
+    return [s for s in _SEGMENT.split(token) if s]
+
+
+def _vocabulary(text: str) -> set[str]:
+    tokens = tokenize(text)
+    return set(tokens).union(*(_segments(t) for t in tokens))
+
+
+def _present(token: str, vocabulary: set[str], stems: set[str]) -> bool:
+    return token in vocabulary or stem(token) in stems
+
+
+def check_proposal(candidate: Candidate, cited: Mapping[str, Unit], bound_turn: int) -> Grounding:
+    """Accept a repair proposal only if the units it cites exist, precede the signal and contain it.
+
+    Args:
+        candidate: the proposal; ``source_unit_ids`` are its citations.
+        cited: the units the caller could find for those ids (missing ids are unknown).
+        bound_turn: the turn of the signal; cited units must have ``turn < bound_turn``.
+
+    Returns:
+        ``Grounding(ok=True, reason="grounded in u3")`` or the first reason to refuse.
+    """
+    ids = list(dict.fromkeys(candidate.source_unit_ids))
+    if not ids:
+        return Grounding(ok=False, reason="cites no unit")
+    for unit_id in ids:
+        if unit_id not in cited:
+            return Grounding(ok=False, reason=f"cites unknown unit {unit_id}")
+    for unit_id in ids:
+        if cited[unit_id].turn >= bound_turn:
+            return Grounding(ok=False, reason=f"cites unit {unit_id} at or after the signal (turn {bound_turn})")
+    if MEMORY_SYSTEM.search(" ".join((candidate.text, candidate.key, candidate.belief))):
+        return Grounding(ok=False, reason="about the memory system itself")
+    values, content = distinctive_tokens(candidate.text)
+    if not values and not content:
+        return Grounding(ok=False, reason="states nothing distinctive")
+    source = "\n".join(f"{cited[i].user}\n{cited[i].assistant}" for i in ids)
+    vocabulary = _vocabulary(source)
+    stems = {stem(t) for t in vocabulary}
+    missing: list[str] = []
+    for value in values:
+        if value in vocabulary:
+            continue
+        # "localhost:9090" is grounded by "localhost" and "9090" said apart; "staging3.example.com"
+        # is not grounded by "staging2.example.com": the missing part is named. Values match
+        # exactly (no stemming).
+        absent_parts = [p for p in _segments(value) if p not in vocabulary]
+        if absent_parts:
+            missing.extend(p for p in absent_parts if p not in missing)
+        elif re.search(r"[/.]", value) and value not in missing:
+            # A path or host is one value: "ops/rotation.yaml" is not grounded by "ops/rotations.yaml".
+            missing.append(value)
+    absent = [t for t in content if not _present(t, vocabulary, stems)]
+    needed = math.ceil(CONTENT_SHARE * len(content) - 1e-9)
+    if len(content) - len(absent) < needed:
+        missing.extend(t for t in absent if t not in missing)
+    if missing:
+        return Grounding(ok=False, reason="text not in the cited units: " + ", ".join(repr(t) for t in missing))
+    return Grounding(ok=True, reason="grounded in " + ", ".join(ids))

@@ -1,0 +1,107 @@
+"""Tests for engine.grounding: a repair proposal must be supported by the units it cites."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.grounding import check_proposal, distinctive_tokens
+from engine.models import Candidate, Kind, Origin, Unit
+
+FACT = (
+    "Long day, the build was flaky all morning. oh and the on-call pager rotation lives in the "
+    "ops/rotations.yaml file, Ramesh maintains it. The staging host is staging2.example.com and "
+    "the API listens on localhost port 9090 with Python 3.12."
+)
+
+
+def unit(n: int, user: str = FACT, assistant: str = "Noted.") -> Unit:
+    return Unit(id=f"u{n}", project="p", session="s", turn=n, ts_ms=1000 + n, user=user, assistant=assistant,
+                request_id=f"r{n}")
+
+
+def proposal(text: str, *src: str) -> Candidate:
+    return Candidate(text=text, kind=Kind.NOTE, scope="project:p", valid_from_ms=1, source_unit_ids=src,
+                     origin=Origin.REPAIR)
+
+
+CITED = {"u3": unit(3), "u12": unit(12)}
+GOOD = "The on-call pager rotation lives in the ops/rotations.yaml file, Ramesh maintains it."
+
+
+def test_a_sentence_from_the_cited_unit_is_grounded() -> None:
+    g = check_proposal(proposal(GOOD, "u3"), CITED, bound_turn=5)
+    assert g.ok and g.reason == "grounded in u3"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The pager rotation is kept in ops/rotations.yaml.",  # rephrased, same values
+        "The API is at localhost:9090.",  # a value assembled from parts said apart
+        "Ramesh maintains the pager rotations.",  # plural/singular
+        "We use Python 3.12.",
+    ],
+)
+def test_faithful_rephrasings_are_grounded(text: str) -> None:
+    assert check_proposal(proposal(text, "u3"), CITED, bound_turn=5).ok
+
+
+def test_a_proposal_citing_an_unknown_unit_is_rejected() -> None:
+    assert check_proposal(proposal(GOOD, "u3"), CITED, bound_turn=5).ok  # positive control
+    g = check_proposal(proposal(GOOD, "u3", "u9"), CITED, bound_turn=5)
+    assert not g.ok and g.reason == "cites unknown unit u9"
+
+
+def test_a_proposal_citing_nothing_is_rejected() -> None:
+    g = check_proposal(proposal(GOOD), CITED, bound_turn=5)
+    assert not g.ok and g.reason == "cites no unit"
+
+
+def test_a_proposal_citing_a_unit_at_or_after_the_signal_is_rejected() -> None:
+    assert check_proposal(proposal(GOOD, "u12"), CITED, bound_turn=13).ok  # positive control
+    g = check_proposal(proposal(GOOD, "u12"), CITED, bound_turn=12)
+    assert not g.ok and g.reason == "cites unit u12 at or after the signal (turn 12)"
+    assert not check_proposal(proposal(GOOD, "u3", "u12"), CITED, bound_turn=5).ok
+
+
+@pytest.mark.parametrize(
+    ("text", "missing"),
+    [
+        ("The staging host is staging3.example.com.", "'staging3'"),
+        ("The pager rotation lives in ops/rotation.yaml.", "'ops/rotation.yaml'"),
+        ("Priya maintains the pager rotation.", "'priya'"),
+        ("We use Python 3.11.", "'3.11'"),
+        ("The API listens on port 8080.", "'8080'"),
+        ("The pager rotation is kept in a spreadsheet on the shared drive.", "'spreadsheet', 'shared', 'drive'"),
+    ],
+)
+def test_text_not_in_the_cited_units_is_rejected(text: str, missing: str) -> None:
+    g = check_proposal(proposal(text, "u3"), CITED, bound_turn=5)
+    assert not g.ok and g.reason == f"text not in the cited units: {missing}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use memory_search to find the pager rotation.",
+        "The pager rotation is in <dynmem-memory> blocks.",
+        "dynamics-memory stores the pager rotation.",
+        "Call log_window on u3 for the pager rotation.",
+    ],
+)
+def test_a_proposal_about_the_memory_system_is_rejected(text: str) -> None:
+    talk = unit(4, user=f"{FACT} {text}")
+    g = check_proposal(proposal(text, "u4"), {"u4": talk}, bound_turn=5)
+    assert not g.ok and g.reason == "about the memory system itself"
+    assert check_proposal(proposal(GOOD, "u4"), {"u4": talk}, bound_turn=5).ok  # positive control
+
+
+def test_a_proposal_with_nothing_distinctive_is_rejected() -> None:
+    g = check_proposal(proposal("It is what it is.", "u3"), CITED, bound_turn=5)
+    assert not g.ok and g.reason == "states nothing distinctive"
+
+
+def test_value_tokens_are_whole_identifiers_numbers_and_names() -> None:
+    values, content = distinctive_tokens(GOOD)
+    assert values == ["ops/rotations.yaml", "ramesh"]
+    assert "pager" in content and "rotation" in content and "ops" not in content
