@@ -199,6 +199,12 @@ class Runtime:
                                                  self._index_port(), self.clock, glob)
         return self._engines[project]
 
+    def has_project(self, project: str) -> bool:
+        """Whether the project has stores (reads of an unknown project must not create one)."""
+        folder = self.project_dir(project)
+        return project in self._engines or project in self._logs or (folder / "log.sqlite").exists() \
+            or (folder / "memory.sqlite").exists()
+
     def projects_on_disk(self) -> list[str]:
         """Projects with stores under the data directory (named in their project.json)."""
         import json

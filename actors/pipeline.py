@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from actors.launch import Ref, Runtime
 from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
-from engine.errors import DynmemError, ModelTimeout, ModelUnavailable
+from engine.errors import DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
 from engine.models import Memory, Origin, TurnIn, Unit
 from engine.scopes import project_scope
 
@@ -160,7 +160,16 @@ class Pipeline:
         return DrainReport(jobs_done=done, jobs_failed=failed, dead=dead, adjudicated=adjudicated, outcomes=outcomes)
 
     # ---- read path ---------------------------------------------------------------------
+    def _known(self, project: str) -> str:
+        project_scope(project)
+        if not self.rt.has_project(project):
+            raise NotFound(f"no project named {project!r} in this data directory")
+        return project
+
     def recall(self, req: RecallRequest) -> RecallResult:
+        if not req.query.strip():
+            raise EmptyQuery("the query is empty")
+        # An unknown project still reads the global scope, so its engine is created here.
         return self.rt.engine(req.project).call("recall", req)  # type: ignore[no-any-return]
 
     def remember(self, req: RememberRequest) -> IngestReport:
@@ -170,6 +179,7 @@ class Pipeline:
 
     def forget(self, req: ForgetRequest) -> ForgetResult:
         """Retract (or purge) memories; a purge also erases the source turns from the log."""
+        self._known(req.project)
         res: ForgetResult = self.rt.engine(req.project).call("forget", req)
         if req.purge and res.purged_units:
             self.rt.log(req.project).call("purge_units", list(res.purged_units))
@@ -184,9 +194,13 @@ class Pipeline:
         return res.model_copy(update={"erase_from_caches": ()})
 
     def memories(self, project: str, state: str | None = None) -> list[Memory]:
+        if not self.rt.has_project(project):
+            project_scope(project)
+            return []
         return self.rt.engine(project).call("list", state)  # type: ignore[no-any-return]
 
     def detail(self, project: str, memory_id: str) -> MemoryDetail:
+        self._known(project)
         return self.rt.engine(project).call("detail", memory_id)  # type: ignore[no-any-return]
 
     def why(self, project: str, memory_id: str, query: str | None = None) -> Any:
@@ -198,9 +212,11 @@ class Pipeline:
         return hit.why if hit else None
 
     def stats(self, project: str) -> Stats:
+        self._known(project)
         return self.rt.engine(project).call("stats")  # type: ignore[no-any-return]
 
     def export(self, project: str) -> list[Memory]:
+        self._known(project)
         return self.rt.engine(project).call("export")  # type: ignore[no-any-return]
 
     def import_memories(self, project: str, memories: Sequence[Memory], request_id: str = "") -> int:
@@ -239,27 +255,35 @@ class Pipeline:
         return self.rt.log(project).call("enqueue", "repair", key, payload)  # type: ignore[no-any-return]
 
     def log_search(self, project: str, query: str, limit: int = 10) -> list[Any]:
+        self._known(project)
         return self.rt.log(project).call("search", query, limit)  # type: ignore[no-any-return]
 
     def log_timeline(self, project: str, around_turn: int | None = None, limit: int = 20) -> list[Unit]:
+        self._known(project)
         return self.rt.log(project).call("timeline", around_turn, limit)  # type: ignore[no-any-return]
 
     def log_window(self, project: str, unit_id: str, radius: int = 2) -> list[Unit]:
+        self._known(project)
         return self.rt.log(project).call("window", unit_id, radius)  # type: ignore[no-any-return]
 
     # ---- truth maintenance: conflicts, reviews, audit, tiers --------------------------------
     def conflicts(self, project: str) -> list[dict[str, Any]]:
+        self._known(project)
         return self.rt.engine(project).call("conflicts")  # type: ignore[no-any-return]
 
     def reviews(self, project: str, status: str | None = "open") -> list[dict[str, Any]]:
+        self._known(project)
         return self.rt.engine(project).call("reviews", status)  # type: ignore[no-any-return]
 
     def decide_review(self, project: str, review_id: str, decision: str, decided_by: Origin, note: str = "",
                       request_id: str = "") -> list[Memory]:
+        self._known(project)
         return self.rt.engine(project).call("decide_review", review_id, decision, decided_by, note, request_id)  # type: ignore[no-any-return]
 
     def audit(self, project: str, limit: int = 100, since_id: int | None = None) -> list[Any]:
+        self._known(project)
         return self.rt.engine(project).call("audit", limit, since_id)  # type: ignore[no-any-return]
 
     def patch(self, project: str, memory_id: str, tier: str | None = None, sensitivity: str | None = None) -> Memory:
+        self._known(project)
         return self.rt.engine(project).call("patch", memory_id, tier, sensitivity)  # type: ignore[no-any-return]

@@ -39,7 +39,7 @@ class ReplayReport(BaseModel):
         if self.outcomes:
             lines.append("  candidates: " + ", ".join(f"{n} {k}" for k, n in sorted(self.outcomes.items())))
         for p in self.problems:
-            lines.append(f"  skipped line {p.line}: {p.message}")
+            lines.append(f"  skipped {p.message}")
         if self.dead_jobs:
             lines.append(f"  {self.dead_jobs} job(s) dead after retries: see `dynmem jobs list`")
         return "\n".join(lines)

@@ -27,6 +27,7 @@ from actors.llm.rules_text import (
     is_statement,
     mask_code,
     sentences,
+    strip_memory_blocks,
     strip_fillers,
     tech_category,
     tech_display,
@@ -96,14 +97,72 @@ def _article_free(phrase: str) -> str:
     return re.sub(r"^(?:the|our|my|a|an|this|that|we|all)\s+", "", phrase.strip(), flags=_I)
 
 
+# ---------------------------------------------------------------- subjects named by noun phrases
+
+# Words that end a noun phrase: verbs, prepositions, adverbs and time words developers put
+# around a subject ("the docs site *binds* to", "*after* the restructure").
+_NP_BREAK = STOPWORDS | frozenset(
+    "listens listen runs run binds bind lives live sits sit holds hold keeps keep goes go gets get "
+    "moved move migrated migrate relocated switched switch bumped changed replaced failed stored kept "
+    "served hosted reachable deployed located defined placed belongs belong owns own took passed needs "
+    "locally today yesterday tomorrow starting after before since until once because while anymore "
+    "last week sprint release everywhere again too please find put point connect port ports "
+    "reviews review reviewed ask telling tell container serves serve exposes exposed responds accepts handles".split()
+)
+_NP_WORD = re.compile(r"[A-Za-z][\w.+-]*")
+
+
+def _np_words(text: str, start: int, backwards: bool = False, limit: int = 5) -> str:
+    """The noun phrase that starts (or, backwards, ends) at ``start``: up to ``limit`` words
+    before an article, verb, preposition or punctuation ("the docs site binds" -> "docs site")."""
+    if backwards:
+        chunk = text[:start].rstrip()
+        words: list[str] = []
+        for raw in reversed(chunk.split(" ")):
+            word = raw.strip()
+            if not word or not _NP_WORD.fullmatch(word.rstrip(",:;")) or word != word.rstrip(",:;"):
+                break
+            if word.lower() in _NP_BREAK or len(words) >= limit:
+                break
+            words.insert(0, word)
+        return " ".join(words)
+    words = []
+    for raw in text[start:].lstrip().split(" "):
+        word = raw.rstrip(",:;.!)")
+        if not word or not _NP_WORD.fullmatch(word) or word.lower() in _NP_BREAK or len(words) >= limit:
+            break
+        words.append(word)
+        if word != raw:
+            break  # punctuation ends the phrase
+    return " ".join(words)
+
+
+def _np_after_article(text: str) -> list[tuple[int, str]]:
+    """Every "the/our/my X Y" phrase of the clause, with its position."""
+    out = []
+    for m in re.finditer(r"\b(?:the|our|my|your)\s+", text, _I):
+        phrase = _np_words(text, m.end())
+        if phrase:
+            out.append((m.start(), phrase))
+    return out
+
+
 # ---------------------------------------------------------------- extractors
 
 _PORT_CONTEXT = re.compile(
     r"\bports?\b|\blisten\w*|(?:localhost|127\.0\.0\.1|0\.0\.0\.0|[\w-]+\.[\w.-]+):\d{2,5}\b"
     r"|\b(?:runs?|running|serves?|served|serving|bound|binds?|exposed?|available|up|lives?)"
     r"\s+(?:now\s+)?(?:on|at)\s+(?:localhost:)?\d{2,5}\b"
-    r"|\b(?:api|backend|server|frontend|service)\b.*\b(?:on|to|from)\s+\d{4,5}\b(?!\.\d)",
+    r"|\b(?:api|backend|server|frontend|service)\b.*\b(?:on|to|from)\s+\d{4,5}\b(?!\.\d)"
+    r"|\bbinds?\s+(?:to\s+)?\d{2,5}\b",
     _I,
+)
+# Weaker contexts that need a service-like subject: "the docs site is on 8080", "switched X over to 8080".
+_PORT_WEAK_CONTEXT = re.compile(r"\b(?:is|are|it's|'s)\s+(?:now\s+)?on\s+\d{4,5}\b(?!\.\d)|\bover\s+to\s+\d{4,5}\b(?!\.\d)", _I)
+_SERVICE_HEADS = frozenset(
+    "api server service site app gateway exporter dashboard receiver proxy daemon worker endpoint backend "
+    "frontend ui console portal admin database db cache broker registry listener agent webhook docs "
+    "storybook microservice bff collector scheduler sidecar".split()
 )
 _PORT_NUMBER = re.compile(r"(?<![\w.\-/])(\d{2,5})(?![\w%]|\.\d)")
 _UNIT_AFTER = re.compile(
@@ -169,9 +228,51 @@ def _env_service_word(match: re.Match[str]) -> str:
     return " ".join(parts)
 
 
+def _rule_service(low: str) -> str:
+    """The known service a phrase names ("admin dashboard" -> "admin"), or ""."""
+    found: list[tuple[int, str]] = []
+    for pattern, service in _SERVICE_RULES:
+        match = pattern.search(low)
+        if match:
+            found.append((match.start(), service))
+    for match in _NAMED_SERVICE.finditer(low):
+        if match.group(1) not in _GENERIC_SERVICE and match.group(1) not in STOPWORDS:
+            found.append((match.start(), match.group(1)))
+            break
+    api = re.search(r"\b(?:api|backend|back[- ]end|rest)\b", low)
+    if api:
+        found.append((api.start(), "api"))
+    return min(found)[1] if found else ""
+
+
+def _port_subject(text: str) -> tuple[str, str]:
+    """(service key, phrase) of the service a port clause names, for ANY service name:
+    "the docs site binds to 5499" -> ("docs site", "docs site"). ("", "") when none is named."""
+    text = _PORT_NUMBER.sub(" ", text)
+    phrases = [p for _, p in _np_after_article(text)]
+    if not phrases:
+        verb = re.search(r"\b(?:listens|runs|binds|is|are|serves|lives)\b", text, _I)
+        if verb:
+            phrases = [p for p in [_np_words(text, verb.start(), backwards=True)] if p]
+    for phrase in phrases:
+        low = phrase.lower()
+        if _HOSTNAME.fullmatch(low) or re.search(r"\b(?:url|dsn|uri|env|vpn|config)\b", low):
+            continue
+        rule = _rule_service(low)
+        if rule:
+            return rule, phrase
+        if all(w in _GENERIC_SERVICE or w in {"server", "service", "api"} for w in low.split()):
+            return "", ""
+        return normalize_key(low), phrase
+    return "", ""
+
+
 def _port(c: Clause) -> Finding | None:
+    weak = False
     if not _PORT_CONTEXT.search(c.low):
-        return None
+        if not _PORT_WEAK_CONTEXT.search(c.low):
+            return None
+        weak = True
     nums = [
         m
         for m in _PORT_NUMBER.finditer(c.low)
@@ -185,8 +286,18 @@ def _port(c: Clause) -> Finding | None:
     words = _ENV_NAME.sub(_env_service_word, c.text).lower()
     if not _SERVICE_NAMED.search(words) and re.search(r"\b(?:url|dsn|uri|connection string)\b", words):
         return None  # "the fallback URL in env.py to port 5433": which service is unknown
-    service = _service(_PORT_NUMBER.sub(" ", words))
-    text = _PORT_TEXT.get(service, "The {s} service listens on port {n}.").format(n=port, s=service)
+    # `TEST_DB_URL` names its service itself; otherwise the clause's subject phrase does
+    named, phrase = ("", "") if _ENV_NAME.search(c.text) else _port_subject(c.text)
+    if weak and not (named and (named in _PORT_TEXT or phrase.lower().split()[-1] in _SERVICE_HEADS
+                                or _rule_service(phrase.lower()))):
+        return None  # "the fix is on 1234": only a service is "on" a port
+    # A clause that names a service is about that service, whatever its name; only a clause
+    # naming none ("it runs on 8080") defaults to the API.
+    service = named or _service(_PORT_NUMBER.sub(" ", words))
+    if service in _PORT_TEXT or not phrase:
+        text = _PORT_TEXT.get(service, "The {s} service listens on port {n}.").format(n=port, s=service)
+    else:
+        text = f"The {_lower_first(phrase)} listens on port {port}."
     return Finding(f"{service} port", port, Kind.FACT, text)
 
 
@@ -309,8 +420,39 @@ _BRANCH_RENAME = re.compile(
 _BRANCH_NAMES = frozenset({"master", "main", "trunk", "develop", "dev", "development", "default"})
 
 
+# The branch work lands on, in the words developers use for it: "PRs go to X", "merge into X
+# once CI is green", "everything merges into X", "branch off X", "X is the mainline", "our
+# mainline is X", "PRs now target X, not Y". All give the `default branch` key.
+_BRANCH_NAME = r"`?(?P<b>[A-Za-z][\w./-]*)`?"
+_BRANCH_TARGET = re.compile(
+    r"(?:\b(?:prs|pull requests|merge requests|mrs|everything|all (?:prs|changes|work))\s+(?:now\s+)?"
+    r"(?:go(?:es)?\s+(?:in)?to|merges?\s+(?:in)?to|target|targets|land|lands)\s+(?:on\s+)?"
+    r"|^(?:always\s+)?(?:merge|land)\s+(?:(?:it|them|prs|everything|your prs?)\s+)?(?:in)?to\s+"
+    r"|^(?:always\s+)?(?:branch|fork)\s+(?:off|from)\s+(?:of\s+)?"
+    r"|\b(?:mainline|trunk branch|integration branch)\s+(?:is|=|:|to)\s+(?:now\s+)?)" + _BRANCH_NAME,
+    _I,
+)
+_BRANCH_IS_MAINLINE = re.compile(r"^`?(?P<b>[A-Za-z][\w./-]*)`?\s+is\s+(?:now\s+)?(?:the|our)\s+(?:mainline|main branch|default branch)\b", _I)
+
+
+def _branch_target(c: Clause) -> Finding | None:
+    match = _BRANCH_TARGET.search(c.text) or _BRANCH_IS_MAINLINE.search(c.text)
+    if not match:
+        return None
+    branch = match.group("b").rstrip(".,")
+    if branch.lower() in STOPWORDS or branch.lower() in {"production", "prod", "staging", "main-line"} \
+            or _PATH_LIKE.search(branch) and "/" in branch and not branch.startswith(("release/", "feature/")):
+        return None
+    return Finding("default branch", normalize_belief(branch), Kind.FACT, f"The default branch is `{branch}`; PRs target it.")
+
+
+_PATH_LIKE = re.compile(r"/")
+
+
 def _branch(c: Clause) -> Finding | None:
     match = _BRANCH_SET.search(c.text) or _BRANCH.search(c.text)
+    if not match and not _BRANCH_RENAME.search(c.text):
+        return _branch_target(c)
     if match:
         qualifier = match.group("q").lower()
         branch = match.group("b")
@@ -366,7 +508,63 @@ _HOST_AT = re.compile(
 )
 
 
+_HOSTNAME_VALUE = r"`?(?P<v>[a-z0-9][\w-]*(?:\.[\w-]+)*\.[a-z][a-z-]+(?::\d{2,5})?)`?(?![\w/.-]|\.\w)"
+_FILE_EXTENSIONS = frozenset(
+    "py js ts tsx jsx go rs rb java toml yaml yml json md cfg ini sql sh env lock txt css html vue svelte "
+    "log csv xml conf pem key".split()
+)
+_HOST_SUBJECT_TAIL = re.compile(r"\s+(?:host ?name|host|server|box|machine|instance|vm)$", _I)
+# One key per subject, whatever the verb: "X lives at H", "X is reachable at H", "connect to H
+# for X", "point your config at H if you need X", "X moved to H", "X host changed to H",
+# "failed over X to H", "X is H" all give `<X> host`.
+_HOST_FOR = re.compile(
+    r"\b(?:connect|point|talk|ssh|go|use)\b(?:\s+[\w.]+){0,3}?\s+(?:to|at|into)\s+" + _HOSTNAME_VALUE
+    + r"\s+(?:for|if you need|when you need|to reach|to get to|to talk to)\s+(?P<s>.+)$",
+    _I,
+)
+_HOST_MOVE = re.compile(
+    r"\b(?:failed over|moved|migrated|relocated|cut over|switched|pointed)\s+(?P<s>(?:the|our)\s+.+?)\s+(?:over\s+)?to\s+"
+    + _HOSTNAME_VALUE,
+    _I,
+)
+_HOST_VERB = re.compile(
+    r"\s(?:(?:host ?name|host|address)\s+)?(?:(?:has\s+)?(?:moved|migrated|changed|switched|failed over|been moved)\s+to|"
+    r"(?:lives?|runs?|sits?|is|are|resides?)(?:\s+now)?(?:\s+(?:reachable|hosted|served|deployed|running|available|located))?"
+    r"(?:\s+(?:at|on|from))?|=|:)\s+" + _HOSTNAME_VALUE,
+    _I,
+)
+
+
+def _host_subject(c: Clause) -> tuple[str, str] | None:
+    for pattern in (_HOST_FOR, _HOST_MOVE):
+        match = pattern.search(c.text)
+        if match:
+            subject = match.group("s")
+            subject = subject[subject.index(" ") + 1 :] if re.match(r"(?:the|our|your)\s", subject, _I) else subject
+            phrase = _np_words(subject, 0)
+            if phrase:
+                return phrase, match.group("v")
+    match = _HOST_VERB.search(c.text)
+    if match:
+        phrase = _np_words(c.text, match.start() + 1, backwards=True)
+        if phrase:
+            return phrase, match.group("v")
+    return None
+
+
 def _host(c: Clause) -> Finding | None:
+    found = _host_subject(c)
+    if found and found[1].rsplit(".", 1)[-1].split(":")[0].lower() not in _FILE_EXTENSIONS:
+        subject = _lower_first(_article_free(found[0]))
+        stripped = _HOST_SUBJECT_TAIL.sub("", subject).strip()
+        words = (stripped or subject).lower().split()
+        if words and words[0] not in _NOT_SUBJECTS and not _ENV_NAME.fullmatch(found[0]) \
+                and not (len(words) == 1 and words[0] in {"it", "this", "that", "url", "link", "version", "file"}):
+            key = normalize_key(f"{stripped or subject} host")
+            key = {"db host": "database host"}.get(key, key)
+            value = found[1]
+            text = f"The {subject} host is {value}." if subject == stripped else f"The {subject} is hosted at {value}."
+            return Finding(key, normalize_belief(value), Kind.FACT, text)
     match = _HOST.search(c.text)
     if match:
         qualifier = _article_free(match.group("q")).strip()
@@ -439,7 +637,13 @@ _NEGATION = re.compile(
     r"\b(?:dropped|drop|removed|remove|got rid of|get rid of|ditched|ditch|retired|no longer use[sd]?|"
     r"no longer need|no longer using|stopped using|stop using|don't use|do not use|doesn't use|"
     r"does not use|aren't using|are not using|not using|never use|avoid|killed|deprecated|sunset|"
-    r"moved (?:away )?(?:off|away from)|uninstalled|no more)\s+(?:the\s+|our\s+|any\s+)?",
+    r"moved (?:away )?(?:off|away from)|uninstalled|no more|ripped out|tore out|phased out|ditched)\s+(?:the\s+|our\s+|any\s+)?",
+    _I,
+)
+# A removal told after the thing: "pycodestyle is gone", "X was removed from CI last week".
+_NEGATION_AFTER = re.compile(
+    r"\s+(?:is|are|was|were|has been|have been|got|just got)\s+(?:now\s+)?(?:completely\s+|fully\s+)?"
+    r"(?:gone|removed|dropped|deprecated|decommissioned|retired|ripped out|uninstalled|deleted|dead|phased out)\b",
     _I,
 )
 _NEGATED_THING = re.compile(
@@ -474,27 +678,76 @@ def _singular(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
-def _stored_thing(text: str, tech: re.Match[str]) -> tuple[str, bool] | None:
-    """('sessions', negated) in "we store sessions in Redis", "sessions go in Postgres", "Redis for sessions"."""
-    if tech_category(tech_name(tech.group(1))) not in _STORE_CATEGORIES:
+_STORE_KINDS = _STORE_CATEGORIES | {"message queue"}
+_STORE_VERB_BEFORE = re.compile(
+    r"\b(?:store|stores|stored|storing|keep|keeps|put|puts|persist|persists|save|saves|move|moved|migrate|migrated|"
+    r"shift|shifted|write|writes)\s+(?P<t>.+?)\s+(?:(?:over\s+)?from\s+\S+(?:\s+\S+)?\s+)?(?:over\s+)?"
+    r"(?:in|into|to|on|inside)\s+(?:the\s+)?$",
+    _I,
+)
+_STORE_PASSIVE_BEFORE = re.compile(
+    r"\s(?:(?:are|is|get|gets|were|was|will be|do|does)\s+)?(?P<neg>no longer\s+|not\s+|never\s+)?(?:now\s+)?"
+    r"(?:stored|kept|persisted|saved|written|go|goes|live|lives|stay|stays|move|moves|moved|belong|belongs|sit|sits)"
+    r"(?:\s+(?:now|back))?(?:\s+(?:over\s+)?from\s+\S+)?\s+(?:in|into|to|on|inside)\s+(?:the\s+)?$",
+    _I,
+)
+_STORE_AFTER = re.compile(
+    r"^\s+(?:now\s+)?(?:holds|keeps|stores|handles|backs|persists)\s+(?P<t>.+)$"
+    r"|^\s+(?:(?:now\s+)?replaced\s+\S+(?:\s+\S+)?\s+)?for\s+(?P<t2>.+)$",
+    _I,
+)
+_REMOVED_FROM = re.compile(r"\b(?:from|out of|for)\s+(?P<t>.+)$", _I)
+
+
+def _thing_phrase(raw: str) -> str:
+    head = re.match(r"(?:the|our|all|all the|any)\s+", raw, _I)
+    return _np_words(raw, head.end() if head else 0, limit=4)
+
+
+def _valid_thing(phrase: str) -> bool:
+    words = phrase.lower().split()
+    if not words or TECH_PATTERN.fullmatch(phrase) or any(TECH_PATTERN.fullmatch(w) for w in words):
+        return False
+    head = _singular(words[-1])
+    if head in {"file", "files"} and len(words) > 1:
+        return True  # "uploaded files" is a thing stored; a bare "files" is too vague
+    return words[-1] not in _NOT_THINGS and head not in _NOT_THINGS
+
+
+def _stored_thing(text: str, tech: re.Match[str], removal: bool = False) -> tuple[str, bool] | None:
+    """('user sessions', negated) in "we store user sessions in Redis", "sessions go in Postgres",
+    "Redis holds sessions", "Redis replaced Mongo for sessions", "drop Redis from sessions"."""
+    if tech_category(tech_name(tech.group(1))) not in _STORE_KINDS:
         return None
-    before = _STORED_BEFORE.search(text[: tech.start()])
-    after = _STORED_AFTER.match(text[tech.end() :])
-    match = before or after
-    if not match:
-        return None
-    thing = (match.group("t") or (match.groupdict().get("t2") or "")).lower()
-    if not thing or thing in _NOT_THINGS or _singular(thing) in _NOT_THINGS or TECH_PATTERN.fullmatch(thing):
-        return None
-    return thing, bool(before and before.group("neg"))
+    before, after = text[: tech.start()], text[tech.end() :]
+    candidates: list[tuple[str, bool]] = []
+    passive = _STORE_PASSIVE_BEFORE.search(before)
+    if passive:
+        candidates.append((_np_words(before, passive.start() + 1, backwards=True, limit=4), bool(passive.group("neg"))))
+    active = _STORE_VERB_BEFORE.search(before)
+    if active:
+        candidates.append((_thing_phrase(active.group("t")), False))
+    later = _STORE_AFTER.match(after)
+    if later:
+        candidates.append((_thing_phrase(later.group("t") or later.group("t2")), False))
+    if removal:
+        gone = _REMOVED_FROM.search(after)
+        if gone:
+            candidates.append((_thing_phrase(gone.group("t")), False))
+    for phrase, negated in candidates:
+        if phrase and _valid_thing(phrase):
+            return _lower_first(phrase), negated
+    return None
 
 
 def _storage_finding(thing: str, name: str, negated: bool) -> Finding:
-    plural = thing.endswith("s") and not thing.endswith("ss")
+    head = thing.lower().split()[-1]
+    plural = head.endswith("s") and not head.endswith("ss")
     verb = "are" if plural else "is"
     where = tech_display(name)
     text = f"{_cap(thing)} {verb} no longer stored in {where}." if negated else f"{_cap(thing)} {verb} stored in {where}."
-    return Finding(f"{_singular(thing)} storage", name, Kind.DECISION, text, negated=negated)
+    # One key per stored thing, by its head noun: "user sessions" and "sessions" share `session storage`
+    return Finding(f"{_singular(head)} storage", name, Kind.DECISION, text, negated=negated)
 
 
 def _techs(text: str) -> list[re.Match[str]]:
@@ -503,20 +756,41 @@ def _techs(text: str) -> list[re.Match[str]]:
     return [m for m in TECH_PATTERN.finditer(text) if not any(a < m.start() < b for a, b in spans)]
 
 
+def _postfix_removal(c: Clause) -> Finding | None:
+    """ "pycodestyle is gone, we ripped it out", "Woodpecker was removed from CI": a bare tool name
+    (no article: "the old folder is deleted" is no dependency) before a removal verb."""
+    after = _NEGATION_AFTER.search(c.text)
+    if not after or c.speaker == "assistant":
+        return None
+    before = c.text[: after.start()]
+    phrase = _np_words(c.text, after.start(), backwards=True, limit=3)
+    if not phrase or re.search(r"\b(?:the|our|my|this|that|your)\s+(?:\w+\s+)?$", before[: len(before) - len(phrase)], _I):
+        return None
+    if phrase.lower() in _NOT_REMOVED or phrase.split()[0].lower() in _NOT_REMOVED | _NOT_SUBJECTS:
+        return None
+    name = normalize_belief(phrase)
+    return Finding("", name, Kind.DECISION, f"The project no longer uses {phrase}.", negated=True)
+
+
 def _removal(c: Clause) -> Finding | None:
     neg = _NEGATION.search(c.text)
-    if not neg:
-        return None
     techs = _techs(c.text)
-    negated = [m for m in techs if m.start() >= neg.end() and m.start() - neg.end() <= 12]
+    post = [m for m in techs if _NEGATION_AFTER.match(c.text, m.end())]
+    if not post and (not neg or not techs):
+        late = _postfix_removal(c)  # "stylelint was dropped last week": the thing comes first
+        if late or not neg:
+            return late
+    negated = post[:1] or [m for m in techs if neg and m.start() >= neg.end() and m.start() - neg.end() <= 12]
     positive = [m for m in techs if m not in negated and not _EXCLUDED_BEFORE.search(c.text[: m.start()])]
     if positive:
         return None  # "we dropped npm in favour of pnpm": the choice extractor states it
+    if not negated and not neg:
+        return None
     if not negated and any(subject.search(c.text) for _, subject, _ in _CONVENTIONS):
         return None  # "never use tabs" is a convention, not a dropped dependency
     if negated:
         name = tech_name(negated[0].group(1))
-        stored = _stored_thing(c.text, negated[0])
+        stored = _stored_thing(c.text, negated[0], removal=True)
         if stored:
             return _storage_finding(stored[0], name, negated=True)
         display, key = tech_display(name), tech_category(name)
@@ -530,7 +804,8 @@ def _removal(c: Clause) -> Finding | None:
         first = display.lower().split()[0] if display else ""
         if not display or first in _NOT_REMOVED or display.lower() in _NOT_REMOVED:
             return None
-        if re.match(r"\s+(?:from|in|out of)\s", c.text[thing.end() :]):
+        where = re.match(r"\s+(?:from|in|out of)\s+(?:the\s+)?(\S+)", c.text[thing.end() :])
+        if where and (re.search(r"[./]", where.group(1)) or display[:1].islower() and " " in display):
             return None  # "drop the note from CONTRIBUTING.md": an edit of a file
         name, key = normalize_belief(display), ""
         if _STARTS_EXE.match(display):
@@ -637,14 +912,51 @@ _NOT_SUBJECTS = frozenset(
 )
 
 
+# Any verb developers use for where a thing lives gives the same `<thing> location` key:
+# "X live in P", "X sit in P", "you'll find X under P", "P holds X", "we moved X to P".
+_LOC_VERB_AFTER = re.compile(
+    r"\b(?:lives?|sits?|go(?:es)?|belongs?|stays?|resides?|(?:are|is)(?:\s+now)?|"
+    r"(?:are|is|were|was|have been|has been|got)\s+(?:now\s+)?(?:kept|stored|located|defined|moved|placed|found)|"
+    r"moved|were moved)\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
+    _I,
+)
+_LOC_FIND = re.compile(r"\b(?:find|see|look for)\s+(?P<s>.+?)\s+(?:in|under|inside|at)\s+" + _PATH, _I)
+_LOC_HOLDS = re.compile(_PATH + r"\s+(?:now\s+)?(?:holds|contains|has|keeps|houses|is where)\s+(?P<s>.+)$", _I)
+_LOC_MOVE = re.compile(
+    r"\b(?:moved|move|relocated|relocate|put|keep|place|store|migrated|shifted)\s+(?P<s>.+?)\s+"
+    r"(?:from\s+`?[\w.~/-]+`?\s+)?(?:over\s+)?(?:to|in|into|under|inside)\s+" + _PATH,
+    _I,
+)
+
+
+def _location_subject(c: Clause) -> tuple[str, str] | None:
+    """(subject phrase, path) of a clause saying where a thing lives, whatever the verb."""
+    for pattern in (_LOC_FIND, _LOC_HOLDS, _LOC_MOVE):
+        match = pattern.search(c.text)
+        if match:
+            phrase = _np_words(match.group("s"), 0) if not re.match(r"(?:the|our|all|my)\s", match.group("s"), _I) \
+                else _np_words(match.group("s"), match.group("s").index(" ") + 1)
+            if phrase:
+                return phrase, match.group("p")
+    match = _LOC_VERB_AFTER.search(c.text)
+    if match:
+        phrase = _np_words(c.text, match.start(), backwards=True)
+        if phrase:
+            return phrase, match.group("p")
+    return None
+
+
 def _location(c: Clause) -> Finding | None:
-    match = _LOCATION.search(c.text) or _PUT.search(c.text)
-    if not match:
+    found = _location_subject(c)
+    match = None if found else (_LOCATION.search(c.text) or _PUT.search(c.text))
+    if not found and not match:
         return None
-    subject = _lower_first(_article_free(match.group("s")))
+    if found and (TECH_PATTERN.fullmatch(found[0]) or "/" in found[0]):
+        return None
+    subject = _lower_first(_article_free(found[0] if found else match.group("s")))
     if not subject or subject.split()[-1].lower() in _NOT_SUBJECTS or subject.split()[0].lower() in _NOT_SUBJECTS:
         return None
-    path = match.group("p").rstrip(".,;")
+    path = (found[1] if found else match.group("p")).rstrip(".,;")
     verb = "live" if subject.lower().endswith("s") and not subject.lower().endswith("ss") else "lives"
     return Finding(f"{subject} location", normalize_belief(path), Kind.FACT, f"The {subject} {verb} in {path}.")
 
@@ -661,9 +973,45 @@ _OWNED = re.compile(
 _NOT_PEOPLE = frozenset("We I It This That The You They He She There Our My".split())
 
 
+# Ownership in any wording gives `<thing> owner`: "P owns X, ask them", "X belongs to P",
+# "owner of X is P", "P took over X from Q", "ownership of X passed to P", "X has a new
+# owner: P", "anything in X needs a review from P". The thing is the noun phrase, cut at the
+# first verb or preposition; the person a capitalised name.
+_PERSON_ANY = r"(?P<who>@[\w-]+|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)"
+_OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(_PERSON_ANY + r"\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
+               r"is the maintainer of|leads|takes care of|took over|has taken over|takes over|inherited|"
+               r"reviews everything in|signs off on)\s+(?P<what>.+)$"),
+    re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+" + _PERSON_ANY),
+    re.compile(r"\b(?:owner|maintainer)\s+of\s+(?P<what>.+?)\s+(?:is|=|:)\s+(?:now\s+)?" + _PERSON_ANY, _I),
+    re.compile(r"\bownership\s+of\s+(?P<what>.+?)\s+(?:has\s+)?(?:passed|went|moved|was handed|was transferred|"
+               r"transferred|goes|is going)\s+(?:over\s+)?to\s+" + _PERSON_ANY, _I),
+    re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:has|got)\s+a\s+new\s+(?:owner|maintainer)\s*:?\s+"
+               + _PERSON_ANY),
+    re.compile(r"\b(?i:anything|everything|changes?)\s+(?:in|to)\s+(?P<what>.+?)\s+(?:needs?|requires?|goes? through)\s+"
+               r"(?:a\s+)?(?:review|approval|sign-?off)\s+(?:from|by)\s+" + _PERSON_ANY),
+)
+
+
 def _owner(c: Clause) -> Finding | None:
     match = _OWNS.search(c.text) or _OWNED.search(c.text)
-    if not match or match.group("who").split()[0] in _NOT_PEOPLE:
+    if not match:
+        for pattern in _OWNER_PATTERNS:
+            found = pattern.search(c.text)
+            if found and found.group("who").split()[0] not in _NOT_PEOPLE:
+                what = found.group("what").strip()
+                head = re.match(r"(?:the|our|my)\s+", what, _I)
+                phrase = _np_words(what, head.end() if head else 0)
+                if phrase:
+                    who = found.group("who")
+                    thing = _lower_first(phrase)
+                    if thing.split()[0].lower() in _NOT_SUBJECTS | {"them", "him", "her"}:
+                        return None
+                    article = "the " if head or not thing[:1].isupper() and len(thing.split()) > 1 else ""
+                    return Finding(f"{_article_free(thing)} owner", normalize_belief(who), Kind.FACT,
+                                   f"{who} owns {article}{thing}.")
+        return None
+    if match.group("who").split()[0] in _NOT_PEOPLE:
         return None
     who, what = match.group("who"), _lower_first(match.group("what").strip())
     thing = _article_free(what)
@@ -904,16 +1252,73 @@ def _findings(sentence: str, speaker: str) -> list[Finding]:
     return out
 
 
+# ---------------------------------------------------------------- credentials
+
+# An environment variable that holds a credential: its name ends with a secret word.
+_CREDENTIAL_ENV = re.compile(
+    r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API_KEY|KEY|KEY_ID|TOKEN|SECRET|SECRET_KEY|PASSWORD|PASSWD|PASS|"
+    r"CREDENTIALS?|AUTH|PAT)\b"
+)
+_CREDENTIAL_WORD = re.compile(r"\b(?:api key|key|token|secret|password|passwd|credentials?|pat)\b", _I)
+# A value that must never be stored: a redaction marker, a long hex string, a long token.
+_SECRET_LIKE = re.compile(
+    r"\[REDACTED|\b[0-9a-f]{24,}\b|(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{24,}(?![\w/.-])"
+)
+
+
+def _credential_service(text: str, env: str) -> str:
+    """The service a pasted credential is for: "the Stripe key", "for Twilio", else the env var's prefix."""
+    for match in _CREDENTIAL_WORD.finditer(text):
+        phrase = _np_words(text, match.start(), backwards=True, limit=3)
+        if phrase and phrase.split()[-1].lower() not in {"env", "var", "variable"} and not _ENV_NAME.search(phrase):
+            return phrase
+    for match in re.finditer(r"\b(?:for|with|to|and)\s+(?:the\s+)?([A-Z][\w.-]*(?:\s[A-Z][\w.-]*)?)", text):
+        if not _ENV_NAME.fullmatch(match.group(1)) and match.group(1) not in _NOT_PEOPLE:
+            return match.group(1)
+    return env.split("_")[0].title()
+
+
+def _credentials(text: str) -> tuple[list[Finding], bool]:
+    """Credentials a turn gives, as the environment variable they are read from; never the secret.
+
+    "pasting the Stripe key: sk_live_... the app reads it from STRIPE_SECRET_KEY" ->
+    "The Stripe credential is read from the STRIPE_SECRET_KEY environment variable."
+    Returns the findings and whether the turn holds a credential at all.
+    """
+    names = list(dict.fromkeys(m.group(0) for m in _CREDENTIAL_ENV.finditer(text)))
+    given = re.search(r"\b(?:goes in|go in|put it in|reads? it from|read from|env var|environment variable)\b|"
+                      r"\b[A-Z][A-Z0-9_]+=", text, _I)
+    if not names or not (_SECRET_LIKE.search(text) or given or _CREDENTIAL_WORD.search(_CREDENTIAL_ENV.sub(" ", text))):
+        return [], False
+    out = []
+    for env in names:
+        service = _credential_service(_CREDENTIAL_ENV.sub(" ", text), env)
+        service = re.sub(r"^(?:the|our|my|a|an)\s+", "", service, flags=_I)
+        service = service if service[:1].isupper() else f"the {service}"
+        out.append(Finding(f"{_article_free(service)} credential", env.lower(), Kind.FACT,
+                           f"{_cap(service)} credential is read from the {env} environment variable."))
+    return out, True
+
+
 def extract_unit(unit: Unit, scope: str) -> list[Candidate]:
     """Candidates stated in one turn: the user's statements, and the assistant's completed changes."""
     seen: set[tuple[str, str, bool, str]] = set()
     values: dict[tuple[str, bool], str] = {}
     out: list[Candidate] = []
+    credentials = _credentials(strip_memory_blocks(unit.user))[0]
+    secret_turn = bool(credentials)
     for speaker, body in (("user", unit.user), ("assistant", drop_plan_lists(unit.assistant))):
         for sentence in sentences(body):
             if MEMORY_TALK.search(sentence):
                 continue
-            for f in _findings(sentence, speaker):
+            found = _findings(sentence, speaker)
+            if secret_turn and speaker == "user":
+                found = []  # a turn pasting a credential states where it is read from, nothing else
+            else:  # a secret-looking value is never stored, whatever the sentence says
+                found = [f for f in found if not (_SECRET_LIKE.search(f.text) or _CREDENTIAL_ENV.search(f.text))]
+            if speaker == "user" and credentials:
+                found, credentials = credentials + found, []
+            for f in found:
                 ident = (f.key, f.belief, f.negated, f.text if not f.key else "")
                 if ident in seen:
                     continue

@@ -204,6 +204,14 @@ _TECH_TABLE: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "s3": ("S3", "object storage", ()),
     "gcs": ("GCS", "object storage", ()),
     "minio": ("MinIO", "object storage", ()),
+    "clickhouse": ("ClickHouse", "database", ()),
+    "tslint": ("TSLint", "linter", ()),
+    "pycodestyle": ("pycodestyle", "linter", ()),
+    "pyflakes": ("pyflakes", "linter", ()),
+    "pdm": ("PDM", "package manager", ()),
+    "hatch": ("Hatch", "package manager", ()),
+    "teamcity": ("TeamCity", "ci provider", ()),
+    "azure pipelines": ("Azure Pipelines", "ci provider", ()),
     "elasticsearch": ("Elasticsearch", "search engine", ()),
     "opensearch": ("OpenSearch", "search engine", ()),
     "meilisearch": ("Meilisearch", "search engine", ()),
@@ -310,7 +318,7 @@ _HYPOTHETICAL = re.compile(
     r"|(?<!due )(?<!by )\bnext (?:week|month|sprint|quarter|year)\b"
     r"|\b(?:i think|i guess|i believe|i suppose|would|could|might|maybe|perhaps|probably|possibly|considering|thinking (?:about|of)|"
     r"planning (?:to|on)|plan to|wondering|used to|hopefully|someday|eventually|not sure|"
-    r"in theory|if we|if you|unless|whether)\b",
+    r"in theory|if we|if you(?!\s+(?:need|want|ever need)\b)|unless|whether)\b",
     re.I,
 )
 _FUTURE = re.compile(r"\b(?:will|won't|shall|going to|gonna|we'll|i'll|should|want to|wanna)\b", re.I)

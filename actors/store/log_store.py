@@ -128,6 +128,7 @@ def fts_query(text: str, operator: str = "AND") -> str:
     Quoting makes FTS syntax in user text (``"``, ``()``, ``AND``, ``NEAR``, ``*``, ``:``)
     literal; words without a letter or digit are dropped. Returns "" when nothing is left.
     """
+    text = "".join(ch if ch.isprintable() or ch.isspace() else " " for ch in text)  # no NUL or controls for FTS5
     words = [w for w in text.split() if _HAS_WORD.search(w)][:MAX_QUERY_TOKENS]
     return f" {operator} ".join('"' + w.replace('"', '""') + '"' for w in words)
 

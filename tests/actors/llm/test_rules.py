@@ -707,3 +707,167 @@ def test_tools_inside_an_inline_command_are_not_choices() -> None:
     said = "The usual fix is to regenerate it: `git checkout --theirs yarn.lock && yarn install`."
     assert [c for c in extract("", said) if c.key == "package manager"] == []
     assert keyed("we use yarn for the frontend") == [("package manager", "yarn", False)]
+
+
+# ---------------------------------------------------------------- general subjects (TIDE causes)
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "port"),
+    [
+        ("the storybook instance serves on port 6006", "storybook instance port", "6006"),
+        ("our billing worker binds 7311 inside docker", "billing port", "7311"),
+        ("the thumbnail proxy is on 8181 now", "thumbnail proxy port", "8181"),
+    ],
+)
+def test_a_port_sentence_naming_any_service_gets_that_service_key(said: str, key: str, port: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == (key, port)
+    assert "api port" not in [c.key for c in extract(said)]
+    # control: a port sentence that names no service still defaults to the API
+    assert (only("it listens on port 9000").key, only("it listens on port 9000").belief) == ("api port", "9000")
+
+
+def test_is_on_a_number_needs_a_service_subject() -> None:
+    assert [c.key for c in extract("the fix is on 4512 lines of the diff") if c.key.endswith("port")] == []
+    assert only("the thumbnail proxy is on 8181").key == "thumbnail proxy port"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "the protobuf definitions reside in proto/v2",
+        "look for the protobuf definitions under proto/v2",
+        "proto/v2 contains the protobuf definitions",
+        "we shifted the protobuf definitions to proto/v2",
+        "since the cleanup the protobuf definitions stay in proto/v2",
+    ],
+)
+def test_locations_share_one_key_whatever_the_verb(said: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == ("protobuf definitions location", "proto/v2")
+
+
+def test_a_location_needs_a_path() -> None:
+    assert [c.key for c in extract("the protobuf definitions stay in review") if c.key.endswith("location")] == []
+    assert only("the protobuf definitions stay in proto/v2").key == "protobuf definitions location"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "the metrics warehouse runs at wh-3.dc.example.org",
+        "ssh into wh-3.dc.example.org to reach the metrics warehouse",
+        "the metrics warehouse hostname changed to wh-3.dc.example.org",
+        "we migrated the metrics warehouse to wh-3.dc.example.org",
+        "the metrics warehouse server is wh-3.dc.example.org",
+    ],
+)
+def test_hosts_share_one_key_whatever_the_verb(said: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == ("metrics warehouse host", "wh-3.dc.example.org")
+
+
+def test_a_file_name_is_not_a_host() -> None:
+    assert [c for c in extract("the entry point is main.py") if c.key.endswith("host")] == []
+    assert only("the metrics warehouse is wh-3.dc.example.org").key == "metrics warehouse host"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Noor inherited the payments gateway from Sam",
+        "the payments gateway belongs to Noor now",
+        "maintainer of the payments gateway is Noor",
+        "ownership of the payments gateway went to Noor",
+        "changes to the payments gateway need sign-off from Noor",
+    ],
+)
+def test_ownership_in_any_wording_gives_the_owner_key(said: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == ("payments gateway owner", "noor")
+
+
+def test_a_pronoun_is_no_owner() -> None:
+    assert [c for c in extract("it belongs to Noor") if c.key.endswith("owner")] == []
+    assert only("the payments gateway belongs to Noor").key == "payments gateway owner"
+
+
+@pytest.mark.parametrize(
+    ("said", "branch"),
+    [
+        ("pull requests land on release-next", "release-next"),
+        ("land your PRs into staging-main after review", "staging-main"),
+        ("fork from stable and rebase often", "stable"),
+    ],
+)
+def test_where_prs_go_is_the_default_branch(said: str, branch: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == ("default branch", branch)
+
+
+def test_merging_into_a_pronoun_is_no_branch() -> None:
+    assert [c for c in extract("merge into it after review") if c.key == "default branch"] == []
+    assert only("merge into stable after review").belief == "stable"
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "belief"),
+    [
+        ("image thumbnails are persisted in S3", "thumbnail storage", "s3"),
+        ("Cassandra stores the click events", "event storage", "cassandra"),
+        ("we write the click events to Kafka", "event storage", "kafka"),
+        ("Memcached replaced Redis for page fragments", "fragment storage", "memcached"),
+    ],
+)
+def test_storage_is_keyed_by_the_stored_thing_for_any_store(said: str, key: str, belief: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief, found.negated) == (key, belief, False)
+    assert "database" not in found.text and "message queue" not in found.text
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "belief"),
+    [
+        ("Memcached is decommissioned, we tore out the page fragments cache layer", "", "memcached"),
+        ("Kafka got removed from the click events last sprint", "event storage", "kafka"),
+        ("stylelint was dropped last week", "", "stylelint"),
+    ],
+)
+def test_removals_told_after_the_thing_are_negated(said: str, key: str, belief: str) -> None:
+    found = [c for c in extract(said) if c.negated]
+    assert found and found[0].belief == belief
+    if key:
+        assert found[0].key == key
+
+
+def test_a_removed_article_thing_is_not_a_dependency() -> None:
+    assert [c for c in extract("the old folder was deleted") if c.negated] == []
+    assert [c.belief for c in extract("stylelint was deleted") if c.negated] == ["stylelint"]
+
+
+@pytest.mark.parametrize(
+    ("said", "env", "service"),
+    [
+        ("Mailgun secret for local testing: 4f9a0c1e2b3d4f5a6b7c8d9e0f1a2b3c, export it as MAILGUN_API_KEY", "MAILGUN_API_KEY", "Mailgun"),
+        ("the OpenAI key lives in OPENAI_API_KEY, value is sk-proj-aaaaBBBBccccDDDD1234eeee", "OPENAI_API_KEY", "OpenAI"),
+        ("REDIS_PASSWORD=hunter2-Blue-77 for the session cache", "REDIS_PASSWORD", "Redis"),
+    ],
+)
+def test_a_pasted_credential_is_stored_as_its_variable_never_its_value(said: str, env: str, service: str) -> None:
+    found = extract(said)
+    assert [c.belief for c in found] == [env.lower()]
+    assert env in found[0].text and service in found[0].text
+    for secret in ("4f9a0c1e2b3d", "aaaaBBBB", "hunter2"):
+        assert all(secret not in c.text and secret not in c.belief for c in found)
+
+
+def test_a_credential_variable_without_a_value_is_not_a_credential() -> None:
+    assert extract("set `SENTRY_AUTH_TOKEN` to your own value") == []
+    assert only("export SENTRY_AUTH_TOKEN=sntrys_abcdefghijklmnopqrstuvwxyz123456").belief == "sentry_auth_token"
+
+
+def test_if_you_need_is_a_direction_not_a_hypothesis() -> None:
+    found = only("point the client at wh-3.dc.example.org if you need the metrics warehouse")
+    assert (found.key, found.belief) == ("metrics warehouse host", "wh-3.dc.example.org")
+    assert extract("if we move the metrics warehouse it would live at wh-9.dc.example.org") == []
