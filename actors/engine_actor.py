@@ -34,7 +34,7 @@ from engine.dynamics import credit, rebalance
 from engine.effects import Effects, JobRequest
 from engine.errors import Conflict, EmptyQuery, InvalidInput, NotFound
 from engine.forget import expire_due, purge, retract
-from engine.ingest import ingest
+from engine.ingest import ingest, rivals_of
 from engine.keys import normalize_belief, normalize_key
 from engine.models import GLOBAL_SCOPE, AuditEvent, Candidate, Kind, Memory, Origin, Sensitivity, Tension, Tier, TrustState, Verdict
 from engine.redact import redact
@@ -147,7 +147,7 @@ class EngineService:
 
     # ---- ingest ----------------------------------------------------------------------
     def ingest(self, receipt: str, candidates: Sequence[Candidate], vectors: np.ndarray | None = None,
-               units: int = 1, request_id: str = "") -> IngestReport:
+               units: int = 1, request_id: str = "", result: str = "") -> IngestReport:
         """Ingest the candidates of one extraction job (exactly once, keyed by ``receipt``)."""
         if self.store.has_receipt(receipt):
             return IngestReport(outcomes={"duplicate_job": 1}, memory_ids=(), applied=False)
@@ -180,8 +180,46 @@ class EngineService:
         moved, events = rebalance(work, step, now, self.settings.dynamics)
         total = total + Effects(memories=tuple(moved), audit=tuple(events)) + expire_due(work, now)
         total = total + Effects(receipt=receipt, step=step)
-        self._commit(total, new_vecs, mirrored=True)
+        self._commit(total, new_vecs, mirrored=True, result=result)
         return IngestReport(outcomes=dict(outcomes), memory_ids=tuple(dict.fromkeys(ids)), applied=True)
+
+    def ingest_repair(self, receipt: str, candidates: Sequence[Candidate], report: str) -> dict[int, str]:
+        """Ingest grounded repair proposals, never overriding a person's review decision.
+
+        Returns the proposals (by position) refused here, with the reason; the report,
+        completed with those reasons by the caller's format, is stored with the receipt.
+        """
+        if self.store.has_receipt(receipt):
+            return {}
+        decided = self._human_decided()
+        refused: dict[int, str] = {}
+        kept: list[Candidate] = []
+        for i, c in enumerate(candidates):
+            c = c.model_copy(update={"scope": self.scope, "origin": Origin.REPAIR})
+            clash = [m.id for m in rivals_of(c, self.table) if m.id in decided]
+            if clash:
+                refused[i] = f"would override a human review decision on {clash[0]}"
+            else:
+                kept.append(c)
+        doc = json.loads(report)
+        for entry in doc.get("proposals", []):
+            if entry.get("slot") in refused:
+                entry.update({"accepted": False, "reason": refused[entry["slot"]]})
+        self.ingest(receipt, kept, units=0, result=json.dumps(doc))
+        return refused
+
+    def _human_decided(self) -> set[str]:
+        tensions = {t.id: t for t in self.store.load_tensions(open_only=False)}
+        out: set[str] = set()
+        for r in self.store.reviews("decided"):
+            t = tensions.get(r.tension_id)
+            if t is not None and r.decided_by == Origin.HUMAN.value:
+                out |= {t.a_id, t.b_id}
+        return out
+
+    def repairs(self, limit: int = 100) -> list[dict[str, object]]:
+        """Recorded repair investigations, newest first."""
+        return [{"job": key, "at_ms": at, **json.loads(result or "{}")} for key, at, result in self.store.receipts("repair:", limit)]
 
     def remember(self, req: RememberRequest) -> IngestReport:
         """A memory stated directly by the user or agent (not extracted)."""

@@ -161,6 +161,9 @@ class Runtime:
         from actors.adjudication_actor import AdjudicationService
 
         self.adjudicator = self._spawn(AdjudicationService, self._client_factory())
+        from actors.investigator_actor import InvestigatorService
+
+        self.investigator = self._spawn(InvestigatorService, self._client_factory())
         self.global_engine = self._spawn(EngineService, None, self.data_dir, settings, self._index_port(), self.clock)
 
     def _index_port(self) -> Any:

@@ -9,6 +9,7 @@ from pathlib import Path
 from actors.clock import Clock
 from actors.store.log_store import LogStore
 from engine.models import Job, TurnIn, Unit
+from engine.signals import is_correction
 
 
 class LogService:
@@ -38,8 +39,20 @@ class LogService:
     def complete(self, job_id: int) -> None:
         self.store.complete_job(job_id, self.clock.now_ms())
 
-    def fail(self, job_id: int, error: str) -> None:
-        self.store.fail_job(job_id, error, self.clock.now_ms())
+    def fail(self, job_id: int, error: str) -> str:
+        """Record a failed attempt; returns the job's new state (``dead`` after the last try)."""
+        return str(self.store.fail_job(job_id, error, self.clock.now_ms()).value)
+
+    def last_turn(self) -> int:
+        return self.store.last_turn()
+
+    def enqueue_repair(self, key: str, payload: str, daily_cap: int) -> int | None:
+        """Enqueue a repair job unless ``daily_cap`` repair jobs were created in the last 24 hours."""
+        now = self.clock.now_ms()
+        recent = [j for j in self.store.list_jobs(kind="repair", limit=daily_cap + 1) if j.created_ms > now - 86_400_000]
+        if len(recent) >= daily_cap:
+            return None
+        return self.store.enqueue_job("repair", key, payload, now)
 
     def defer(self, job_id: int, until_ms: int, error: str) -> None:
         """Give a leased job back until ``until_ms`` without counting the attempt (endpoint down)."""
@@ -53,6 +66,10 @@ class LogService:
 
     def timeline(self, around_turn: int | None = None, limit: int = 20) -> list[Unit]:
         return self.store.timeline(around_turn=around_turn, limit=limit)
+
+    def correction_units(self, ids: Sequence[str]) -> list[Unit]:
+        """Those of ``ids`` whose user text opens with a correction ("no, it's ...")."""
+        return [u for u in self.store.units(list(ids)) if is_correction(u.user)]
 
     def window(self, unit_id: str, radius: int = 2) -> list[Unit]:
         return self.store.window(unit_id, radius)

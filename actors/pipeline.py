@@ -13,11 +13,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from actors import repair
 from actors.launch import Ref, Runtime
 from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
 from engine.errors import DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
 from engine.models import Memory, Origin, TurnIn, Unit
 from engine.scopes import project_scope
+from engine.signals import is_memory_question
 
 
 class ObserveAck(BaseModel):
@@ -34,6 +36,7 @@ class DrainReport(BaseModel):
     jobs_failed: int
     dead: int
     adjudicated: int
+    repaired: int = 0
     outcomes: dict[str, int]
 
 
@@ -59,8 +62,16 @@ class Pipeline:
             project_scope(t.project)  # validates the name
             by_project.setdefault(t.project, []).append(t)
         for project, batch in by_project.items():
-            for unit, created in self.rt.log(project).call("append", batch):
+            log = self.rt.log(project)
+            new_ids: list[str] = []
+            for unit, created in log.call("append", batch):
                 acks.append(ObserveAck(unit_id=unit.id, project=project, turn=unit.turn, created=created))
+                if created:
+                    new_ids.append(unit.id)
+            # A user correction at the start of a turn is a miss signal ("no, it's ...").
+            for unit in log.call("correction_units", new_ids) if new_ids else []:
+                repair.signal(log, "correction", unit.user, bound_turn=unit.turn + 1, session=unit.session,
+                              daily_cap=self.rt.settings.repair.daily_cap)
         return acks
 
     def pump(self, project: str, outcomes: dict[str, int] | None = None) -> tuple[int, int]:
@@ -89,7 +100,10 @@ class Pipeline:
                 log.call("defer", job.id, self._resume_ms(), f"extract: {exc}")
                 self.deferred += 1
             except Exception as exc:  # a failed extraction is retried later, never dropped
-                log.call("fail", job.id, f"extract: {exc}")
+                if log.call("fail", job.id, f"extract: {exc}") == "dead" and units:
+                    # Failed for good: the investigator may still recover the facts from the log.
+                    repair.signal(log, "extraction_failed", " ".join(u.user for u in units)[:2000],
+                                  bound_turn=max(u.turn for u in units) + 1, daily_cap=self.rt.settings.repair.daily_cap)
                 failed += 1
         texts = [c.text for _, _, ex in extracted for c in ex.candidates]
         try:
@@ -135,29 +149,32 @@ class Pipeline:
         return decided
 
     def pending(self, project: str) -> int:
-        """Live jobs that this pipeline drains (extract on the log, adjudicate on the engine)."""
-        counts = self.rt.log(project).call("job_counts").get("extract", {})
+        """Live jobs that this pipeline drains (extract and repair on the log, adjudicate on the engine)."""
+        logc = self.rt.log(project).call("job_counts")
         ecounts = self.rt.engine(project).call("job_counts").get("adjudicate", {})
-        return sum(c.get("pending", 0) + c.get("running", 0) for c in (counts, ecounts))
+        live = (logc.get("extract", {}), logc.get("repair", {}), ecounts)
+        return sum(c.get("pending", 0) + c.get("running", 0) for c in live)
 
     def drain(self, project: str, progress: Callable[[int], None] | None = None, max_rounds: int = 100_000) -> DrainReport:
         """Run every pending job of ``project`` to completion (or to its visible dead state)."""
         import time
 
-        done = failed = adjudicated = 0
+        done = failed = adjudicated = repaired = 0
         outcomes: dict[str, int] = {}
         for _ in range(max_rounds):
             d, f = self.pump(project, outcomes)
             a = self.adjudicate(project)
-            done, failed, adjudicated = done + d, failed + f, adjudicated + a
+            r = self.repair(project) if d == 0 else 0  # repairs read the log as extracted so far
+            done, failed, adjudicated, repaired = done + d, failed + f, adjudicated + a, repaired + r
             if progress and d:
                 progress(d)
-            if d == 0 and f == 0 and a == 0:
+            if d == 0 and f == 0 and a == 0 and r == 0:
                 if self.pending(project) == 0:
                     break
                 time.sleep(0.05)  # a retry is backing off
         dead = sum(k.get("dead", 0) for k in self.rt.log(project).call("job_counts").values())
-        return DrainReport(jobs_done=done, jobs_failed=failed, dead=dead, adjudicated=adjudicated, outcomes=outcomes)
+        return DrainReport(jobs_done=done, jobs_failed=failed, dead=dead, adjudicated=adjudicated, repaired=repaired,
+                           outcomes=outcomes)
 
     # ---- read path ---------------------------------------------------------------------
     def _known(self, project: str) -> str:
@@ -170,7 +187,13 @@ class Pipeline:
         if not req.query.strip():
             raise EmptyQuery("the query is empty")
         # An unknown project still reads the global scope, so its engine is created here.
-        return self.rt.engine(req.project).call("recall", req)  # type: ignore[no-any-return]
+        res: RecallResult = self.rt.engine(req.project).call("recall", req)
+        if (res.abstained and not req.passive and req.as_of_ms is None and self.rt.settings.repair.on_abstain
+                and is_memory_question(req.query)):
+            log = self.rt.log(req.project)
+            if log.call("search", req.query, 1):
+                repair.signal(log, "abstained", req.query, daily_cap=self.rt.settings.repair.daily_cap)
+        return res
 
     def remember(self, req: RememberRequest) -> IngestReport:
         if req.scope == "global":
@@ -246,13 +269,40 @@ class Pipeline:
         return list(used)
 
     def miss(self, project: str, query: str, tool: str = "", session: str = "") -> int | None:
-        """Record a memory miss as a durable, deduplicated ``repair`` job on the project's log."""
-        import hashlib
+        """Record a memory miss (the agent reached for a log tool) as a durable repair job."""
+        self._known(project)
+        return repair.signal(self.rt.log(project), "log_tool", query, session=session,
+                             daily_cap=self.rt.settings.repair.daily_cap)
+
+    def repair(self, project: str, n: int = 4) -> int:
+        """Investigate leased repair jobs and ingest their grounded proposals (exactly once per job)."""
         import json
 
-        key = "repair:" + hashlib.sha256(f"{session}\x1f{query.strip().casefold()}".encode()).hexdigest()[:24]
-        payload = json.dumps({"query": query, "tool": tool, "session": session})
-        return self.rt.log(project).call("enqueue", "repair", key, payload)  # type: ignore[no-any-return]
+        from actors.investigator_actor import RepairSignal
+
+        log, engine = self.rt.log(project), self.rt.engine(project)
+        settings = self.rt.settings.repair
+        done = 0
+        for job in log.call("lease", ["repair"], n):
+            try:
+                p = json.loads(job.payload)
+                sig = RepairSignal(query=p["query"], kind=p["kind"], bound_turn=p["bound_turn"],
+                                   scope=project_scope(project))
+                inv = self.rt.investigator.call("investigate", sig, repair.RemoteLogTools(log),
+                                                settings.budget_calls, settings.budget_chars)
+                engine.call("ingest_repair", job.key, list(inv.accepted), repair.report_of(inv))
+                log.call("complete", job.id)
+                done += 1
+            except (ModelUnavailable, ModelTimeout) as exc:
+                log.call("defer", job.id, self._resume_ms(), f"repair: {exc}")
+                self.deferred += 1
+            except (DynmemError, KeyError, ValueError) as exc:
+                log.call("fail", job.id, f"repair: {exc}")
+        return done
+
+    def repairs(self, project: str, limit: int = 100) -> list[dict[str, Any]]:
+        self._known(project)
+        return self.rt.engine(project).call("repairs", limit)  # type: ignore[no-any-return]
 
     def log_search(self, project: str, query: str, limit: int = 10) -> list[Any]:
         self._known(project)

@@ -359,6 +359,25 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_repairs(args: argparse.Namespace) -> int:
+    with _session(args, use_ray=False) as pipe:
+        rows = pipe.repairs(args.project, args.limit)
+
+    def human() -> None:
+        if not rows:
+            print("(no repair investigation yet)")
+        for r in rows:
+            sig = r.get("signal", {})
+            print(f"{r['job']}  [{sig.get('kind')}] {sig.get('query', '')[:90]!r} (reads before turn {sig.get('bound_turn')})")
+            units = sorted({u for call in r.get("read", []) for u in call.get("unit_ids", [])})
+            print(f"   read {len(units)} units in {r.get('calls_used')} calls, {r.get('chars_revealed')} chars: {', '.join(units) or '-'}")
+            for p in r.get("proposals", []):
+                print(f"   {'accepted' if p['accepted'] else 'rejected'}: {p['text'][:100]!r} ({p['reason']})")
+
+    _emit(args, {"repairs": rows}, human)
+    return 0
+
+
 # Commands that a running sidecar can serve over HTTP.
 ROUTED = {cmd_observe, cmd_recall, cmd_memories, cmd_remember, cmd_forget, cmd_review}
 
@@ -461,6 +480,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--project", required=True, help="project name")
     s.add_argument("--state", choices=["pending", "running", "done", "dead"], help="only this state")
     s.set_defaults(func=cmd_jobs)
+
+    s = sub.add_parser("repairs", parents=[common], help="show repair investigations: what was read, proposed, accepted")
+    s.add_argument("action", choices=["list"], help="what to do")
+    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--limit", type=int, default=50, help="at most this many, newest first")
+    s.set_defaults(func=cmd_repairs)
 
     from bridge.doctor import add_doctor_parser
     from eval.cli import add_bench_parser

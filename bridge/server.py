@@ -58,6 +58,8 @@ class Worker(threading.Thread):
                     while not self.stopping:
                         done, failed = self.pipe.pump(project)
                         judged = self.pipe.adjudicate(project)
+                        if done == 0:
+                            judged += self.pipe.repair(project)
                         if done == failed == judged == 0:
                             break
                 except Exception:  # keep serving; the job stays leased and is retried after its lease

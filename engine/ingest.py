@@ -88,7 +88,7 @@ def supersede(old: Memory, by: Memory, now_ms: int, actor: Origin, reason: str, 
                            evidence=by.source_unit_ids, detail=f"superseded by {by.id}")
 
 
-def _rivals(c: Candidate, table: MemoryTable) -> list[Memory]:
+def rivals_of(c: Candidate, table: MemoryTable) -> list[Memory]:
     """Servable memories in scope that the candidate replaces by key or by negation."""
     out: dict[str, Memory] = {}
     if c.key:
@@ -192,7 +192,7 @@ def ingest(c: Candidate, table: MemoryTable, neighbours: Sequence[tuple[Memory, 
         return IngestResult(outcome="confirmed", memory_id=fresh.id, effects=Effects())
 
     # 3. same key (or negation of the same belief), different value: update by valid time.
-    rivals = _rivals(c, table)
+    rivals = rivals_of(c, table)
     if rivals:
         # A current value re-asserted later is as new as its latest evidence.
         newest = max(rivals, key=lambda m: (m.last_evidence_ms, m.id))

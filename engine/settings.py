@@ -88,6 +88,13 @@ class ReviewSettings(_Section):
     allow_agent: bool = False  # may the agent (API token) decide conflicts? audited as the agent's decision
 
 
+class RepairSettings(_Section):
+    budget_calls: int = 8  # (DESIGN §6) log tool calls per investigation, enforced by the service
+    budget_chars: int = 4000  # (DESIGN §6) characters of log text revealed per investigation
+    daily_cap: int = 50  # repair jobs created per project per 24 hours
+    on_abstain: bool = True  # a live recall that abstained on a question the log can answer is a miss
+
+
 class RuntimeSettings(_Section):
     extraction_workers: int = 2
     ray_address: str = ""
@@ -100,4 +107,5 @@ class Settings(_Section):
     model: ModelSettings = ModelSettings()
     embedder: EmbedderSettings = EmbedderSettings()
     review: ReviewSettings = ReviewSettings()
+    repair: RepairSettings = RepairSettings()
     runtime: RuntimeSettings = RuntimeSettings()

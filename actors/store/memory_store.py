@@ -386,6 +386,15 @@ class MemoryStore(JobsFile):
             row = conn.execute("SELECT result FROM receipts WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    def receipts(self, prefix: str, limit: int = 100) -> list[tuple[str, int, str]]:
+        """Receipts whose key starts with ``prefix``, newest first: (key, at_ms, result)."""
+        with self._read("read receipts") as conn:
+            rows = conn.execute(
+                "SELECT key, at_ms, result FROM receipts WHERE substr(key, 1, ?) = ? ORDER BY at_ms DESC LIMIT ?",
+                (len(prefix), prefix, limit),
+            ).fetchall()
+        return [(str(k), int(t), str(r)) for k, t, r in rows]
+
     def step(self) -> int:
         """The engine step counter (0 before the first step)."""
         with self._read("read step") as conn:

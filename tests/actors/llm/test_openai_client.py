@@ -169,7 +169,7 @@ def test_an_outage_during_a_replay_makes_jobs_wait_then_the_replay_completes(run
         pipe.pump("shop")  # the first batch meets the outage
         counts = rt.log("shop").call("job_counts")["extract"]
         assert counts.get("dead", 0) == 0 and counts.get("pending", 0) >= 1
-        waiting = rt.log("shop").call("jobs", "pending")
+        waiting = rt.log("shop").call("jobs", "pending", "extract")
         assert waiting and all(j.attempts == 0 for j in waiting)  # deferred: no attempt spent
         assert any(code in waiting[0].last_error for code in ("unavailable", "did not answer", "rate limited"))
         # observe keeps acknowledging while the endpoint is down (it never calls the model)
