@@ -178,8 +178,11 @@ class EngineService:
                 if vec is not None and res.outcome in ("created", "updated", "contested"):
                     new_vecs[res.memory_id] = vec
         moved, events = rebalance(work, step, now, self.settings.dynamics)
-        total = total + Effects(memories=tuple(moved), audit=tuple(events)) + expire_due(work, now)
-        total = total + Effects(receipt=receipt, step=step)
+        upkeep = Effects(memories=tuple(moved), audit=tuple(events))
+        work.apply(upkeep)
+        expired = expire_due(work, now)
+        work.apply(expired)
+        total = total + upkeep + expired + Effects(receipt=receipt, step=step)
         self._commit(total, new_vecs, mirrored=True, result=result)
         return IngestReport(outcomes=dict(outcomes), memory_ids=tuple(dict.fromkeys(ids)), applied=True)
 

@@ -44,7 +44,7 @@ class ScoreTerms(BaseModel):
     freshness: float
     alpha_x_freshness: float
     tier_bonus: float
-    gate: float = Field(description="cos + w_lex*lex + pool prior + tier bonus, compared with theta")
+    gate: float = Field(description="cos + w_lex*lex + tier bonus, compared with theta (pools never decide eligibility)")
     score: float
     value: float
     confidence: float
@@ -133,8 +133,10 @@ def score_terms(item: Shortlisted, *, now_ms: int, step: int, s: Settings) -> Sc
     tier = {Tier.CORE: r.tier_bonus_core, Tier.PINNED: r.tier_bonus_pinned}.get(m.tier, 0.0)
     age_days = max(0.0, (now_ms - m.last_evidence_ms) / 86_400_000)
     fresh = 0.5 ** (age_days / r.freshness_half_life_days) if r.freshness_half_life_days > 0 else 0.0
-    gate = item.cos + r.w_lex * item.lex + prior + tier
-    score = gate + r.alpha * fresh
+    # Pools are a ranking prior, never an eligibility rule (DESIGN §4): the gate leaves them out,
+    # so a fact stated once long ago and never injected since (archived) can still be recalled.
+    gate = item.cos + r.w_lex * item.lex + tier
+    score = gate + prior + r.alpha * fresh
     return ScoreTerms(cos=round(item.cos, 6), lex=round(item.lex, 6), w_lex_x_lex=round(r.w_lex * item.lex, 6),
                       pool_prior=prior, freshness=round(fresh, 6), alpha_x_freshness=round(r.alpha * fresh, 6),
                       tier_bonus=tier, gate=round(gate, 6), score=round(score, 6),

@@ -156,3 +156,10 @@ def test_failed_extraction_is_retried_then_dead_and_visible(tmp_path: Path) -> N
     jobs = rt.log("p").call("jobs", "dead")
     assert "model exploded" in jobs[0].last_error
     rt.shutdown()
+
+
+def test_the_engine_view_always_equals_its_store(pipe: Pipeline, tmp_path: Path) -> None:
+    replay_file(pipe, write_history(tmp_path / "h.jsonl", "shop", HISTORY * 8))
+    engine = pipe.rt.engine("shop").target
+    stored = {m.id: m for m in engine.store.load_memories()}
+    assert {m.id: m for m in engine.table} == stored and len(stored) > 5

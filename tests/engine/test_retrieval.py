@@ -112,3 +112,12 @@ def test_a_removal_is_injected_only_when_the_query_names_the_removed_thing() -> 
     assert run([short(gone, 0.8)]).abstained
     named = select("do we still use redis for caching?", [short(gone, 0.8)], project="p", settings=S, now_ms=NOW, step=5)
     assert "no longer uses Redis" in named.context  # positive control
+
+
+def test_pools_rank_but_never_decide_eligibility() -> None:
+    from engine.models import Pool
+
+    archived = mem("Payment webhooks are verified in src/payments/hooks.py.", pool=Pool.A)
+    main = mem("Payment retries back off exponentially.", pool=Pool.M)
+    sel = run([short(archived, 0.5), short(main, 0.5)])
+    assert [m.id for m in sel.memories] == [main.id, archived.id]  # ranked by pool, both eligible
