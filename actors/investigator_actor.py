@@ -389,6 +389,10 @@ class _RulesInvestigator:
                 if s == best
             ][:MAX_PROPOSALS]
             return
+        if self.signal.kind == "correction":
+            # A correction sentence mixes the wrong value with the right one; quoting it would serve
+            # both. Only what the extractor understood of it is proposed.
+            return
         self.proposals = self._quote(units)
 
     def _quote(self, units: list[Unit]) -> list[Candidate]:

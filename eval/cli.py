@@ -43,6 +43,17 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
     s.add_argument("--conversations", type=int, default=10, help="how many conversations (1-10)")
     s.set_defaults(func=_dispatch("eval.locomo.run"))
 
-    s = bsub.add_parser("perf", parents=[common, par], help="recall latency by store size, observe latency, replay throughput, memory")
-    s.add_argument("--sizes", default="1000,10000,100000", help="store sizes for recall latency")
+    s = bsub.add_parser("perf", parents=[common, par],
+                        help="recall latency by store size, observe latency, replay throughput, memory",
+                        description="Recall latency by store size (in process, Ray actors, HTTP sidecar), observe "
+                                    "acknowledgement latency, replay throughput and actor memory. Runs serially: "
+                                    "--parallel is ignored to keep measurements clean. --data-dir is the parent of "
+                                    "the temporary stores (removed at the end).")
+    s.add_argument("--sizes", default="1000,10000",
+                   help="store sizes for recall latency (default 1000,10000; 100000 adds about 15 min of embedding)")
+    s.add_argument("--queries", type=int, default=200, help="timed recall queries per size and path (after 20 warm-up)")
+    s.add_argument("--replay-turns", type=int, default=2000,
+                   help="length of the repeated example history replayed on Ray (0: only the 178-turn example)")
+    s.add_argument("--parts", default="inprocess,http,ray,replay",
+                   help="comma-separated subset of inprocess,http,ray,replay")
     s.set_defaults(func=_dispatch("eval.perf.run"))

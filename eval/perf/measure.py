@@ -107,6 +107,8 @@ def machine_facts() -> dict[str, Any]:
         "nproc": os.cpu_count(), "cpu": cpu, "platform": platform.platform(),
         "python": platform.python_version(), "numpy": numpy.__version__, "faiss": faiss.__version__,
     }
+    facts["blas_thread_env"] = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+                                if k in os.environ}
     try:
         import ray
 

@@ -1,0 +1,661 @@
+"""``dynmem bench perf``: recall latency by store size, observe acknowledgement latency, replay
+throughput and memory use (DESIGN §10), measured in one serial run on this machine.
+
+Phases, in this order so that no two measurements share the CPU:
+
+1. build: synthetic memories (``eval.perf.synth``) are imported into one growing store with
+   ``Pipeline.import_memories`` (each servable memory is embedded by the bundled MiniLM, the
+   same work a real store did once); after each size the store is copied aside, so every
+   later measurement opens a pristine copy of exactly that size;
+2. in process (``Runtime(use_ray=False)``): warm recall latency over ``--queries`` distinct
+   queries, live (the agent's path: shadow credit is committed) and passive (read only), the
+   time split of a passive recall (query embedding, FAISS, lexical, the rest), and observe
+   acknowledgement latency;
+3. HTTP (smallest size): a real ``dynmem serve --detach`` sidecar, live recalls and observes
+   over urllib, then ``dynmem stop`` and a check that none of its processes is left;
+4. Ray (``Runtime(use_ray=True)``): warm live recall latency (driver -> engine actor -> index
+   actor), the resident memory of the engine and index actor processes at each size (and of
+   an empty store), observe acknowledgement latency;
+5. replay (Ray): the bundled example history and a longer one made by repeating it with new
+   request ids, sessions and shifted timestamps, end to end (observe + drain).
+
+Latencies are compared as ratios within the run (the machine is shared and noisy).
+``--parallel`` is ignored: perf runs serially to keep measurements clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from eval.perf.measure import actor_pid, descendants, machine_facts, rss_mb, summarize_ms, time_each, wait_gone
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_OUT = REPO / "eval" / "results"
+PROJECT = "perf-store"
+OBSERVE_PROJECT = "perf-observe"
+PARTS = ("inprocess", "http", "ray", "replay")
+DEFAULT_SIZES = "1000,10000"
+WARMUP = 20
+IMPORT_CHUNK = 2000
+
+
+def _say(msg: str) -> None:
+    print(f"[perf {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = sorted({int(x) for x in str(text).split(",") if x.strip()})
+    except ValueError as exc:
+        raise SystemExit(f"--sizes must be comma-separated integers, got {text!r}") from exc
+    if not sizes or sizes[0] < 1:
+        raise SystemExit("--sizes needs at least one size >= 1")
+    return sizes
+
+
+def _parts(text: str | None) -> list[str]:
+    parts = [p.strip() for p in (text or ",".join(PARTS)).split(",") if p.strip()]
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise SystemExit(f"unknown --parts {unknown}; choose from {', '.join(PARTS)}")
+    return [p for p in PARTS if p in parts]
+
+
+def _command(args: argparse.Namespace) -> str:
+    parts = [".venv/bin/dynmem", "bench", "perf", "--sizes", ",".join(map(str, _sizes(getattr(args, "sizes", DEFAULT_SIZES))))]
+    if getattr(args, "queries", 200) != 200:
+        parts += ["--queries", str(args.queries)]
+    if getattr(args, "replay_turns", 2000) != 2000:
+        parts += ["--replay-turns", str(args.replay_turns)]
+    if getattr(args, "parts", None) and _parts(args.parts) != list(PARTS):
+        parts += ["--parts", ",".join(_parts(args.parts))]
+    for flag, value in (("--config", args.config), ("--out", args.out), ("--data-dir", args.data_dir)):
+        if value:
+            parts += [flag, str(value)]
+    return shlex.join(parts)
+
+
+def _chunks(seq: Sequence[Any], n: int) -> list[Sequence[Any]]:
+    return [seq[i:i + n] for i in range(0, len(seq), n)]
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    if dst.exists():
+        shutil.rmtree(dst)
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("sidecar.*", "cache"))
+    return dst
+
+
+def _observe_turns(n: int, tag: str) -> list[Any]:
+    """``n`` realistic single turns (from the example history) with fresh request ids."""
+    from actors.replay import DEMO_HISTORY
+    from engine.history import parse_history
+
+    turns, _ = parse_history(DEMO_HISTORY.read_text(encoding="utf-8").splitlines())
+    out = []
+    for i in range(n):
+        t = turns[i % len(turns)]
+        out.append(t.model_copy(update={"project": OBSERVE_PROJECT, "request_id": f"{tag}-{i}", "ts_ms": None,
+                                        "session": f"{tag}-s{i // 50}"}))
+    return out
+
+
+def _ratios(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """p50 and p95 of every size over the smallest size of the same series."""
+    if not rows:
+        return {}
+    base = rows[0]
+    out: dict[str, float] = {}
+    for r in rows[1:]:
+        for q in ("p50", "p95"):
+            if base[f"{q}_ms"] > 0:
+                out[f"{q} {r['size']} / {base['size']}"] = round(r[f"{q}_ms"] / base[f"{q}_ms"], 2)
+    return out
+
+
+# ---- phases ---------------------------------------------------------------------------------
+def build_stores(root: Path, settings: Any, sizes: Sequence[int]) -> tuple[dict[int, Path], list[dict[str, Any]]]:
+    """Grow one store through ``sizes`` and copy it aside at each size."""
+    from actors.launch import Runtime
+    from actors.pipeline import Pipeline
+    from eval.perf.synth import make_memories
+
+    growing = root / "build"
+    snaps: dict[int, Path] = {}
+    rows: list[dict[str, Any]] = []
+    prev = 0
+    for size in sizes:
+        rt = Runtime(growing, settings, use_ray=False)
+        try:
+            pipe = Pipeline(rt)
+            mems = make_memories(PROJECT, size, start=prev)
+            t0 = time.perf_counter()
+            for chunk in _chunks(mems, IMPORT_CHUNK):
+                pipe.import_memories(PROJECT, list(chunk))
+            dt = time.perf_counter() - t0
+            n_live = pipe.stats(PROJECT).memories_by_state.get("active", 0)
+        finally:
+            rt.shutdown()
+        if n_live != size:
+            raise RuntimeError(f"expected {size} active memories after import, found {n_live}")
+        snaps[size] = _copy(growing, root / f"store-{size}")
+        rows.append({"size": size, "added": len(mems), "seconds": round(dt, 2),
+                     "memories_per_s": round(len(mems) / dt, 1) if dt > 0 else None})
+        _say(f"built {size} memories (+{len(mems)} in {dt:.1f} s)")
+        prev = size
+    shutil.rmtree(growing, ignore_errors=True)
+    return snaps, rows
+
+
+def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Sequence[str],
+                    n_observe: int) -> dict[str, Any]:
+    """Warm recall latency (live and passive), the time split of a passive recall, observe acks."""
+    from actors.launch import Runtime
+    from actors.pipeline import Pipeline
+    from actors.wire import RecallRequest
+    from engine.scopes import readable_scopes
+
+    warm, measured = list(qs[:WARMUP]), list(qs[WARMUP:])
+    recall_rows: list[dict[str, Any]] = []
+    split_rows: list[dict[str, Any]] = []
+    for size, snap in snaps.items():
+        work = _copy(snap, root / f"inproc-{size}")
+        t0 = time.perf_counter()
+        rt = Runtime(work, settings, use_ray=False)
+        try:
+            pipe = Pipeline(rt)
+            engine = rt.engine(PROJECT).target
+            open_s = time.perf_counter() - t0
+            index = rt.index.target
+            scopes = sorted(readable_scopes(PROJECT))
+            shortlist = settings.retrieval.shortlist
+            abstained = 0
+            # One query at a time, every part timed back to back, so that load from elsewhere on a
+            # shared machine hits all of them alike: embed, FAISS, lexical, passive recall, live recall.
+            parts: dict[str, list[float]] = {"embed": [], "faiss": [], "lexical": [], "passive": [], "live": []}
+            for i, q in enumerate([*warm, *measured]):
+                t = [time.perf_counter()]
+                vec = index.embed([q])[0]
+                t.append(time.perf_counter())
+                index.search(vec, scopes, shortlist)
+                t.append(time.perf_counter())
+                engine.table.lexical.search(q, shortlist)
+                t.append(time.perf_counter())
+                pipe.recall(RecallRequest(project=PROJECT, query=q, passive=True))
+                t.append(time.perf_counter())
+                res = pipe.recall(RecallRequest(project=PROJECT, query=q))
+                t.append(time.perf_counter())
+                if i < len(warm):
+                    continue
+                abstained += res.abstained
+                for name, a, b in zip(parts, t, t[1:], strict=False):
+                    parts[name].append((b - a) * 1000.0)
+            lat_live, lat_passive = parts["live"], parts["passive"]
+            rest = [p - e - f - lx for p, e, f, lx in zip(parts["passive"], parts["embed"], parts["faiss"],
+                                                          parts["lexical"], strict=True)]
+            abstained_live = abstained
+            indexed = index.size(f"project:{PROJECT}")
+        finally:
+            rt.shutdown()
+            shutil.rmtree(work, ignore_errors=True)
+        for mode, lat in (("live", lat_live), ("passive", lat_passive)):
+            recall_rows.append({"size": size, "mode": mode, **summarize_ms(lat)})
+        p = {name: summarize_ms(parts[name])["p50_ms"] for name in ("embed", "faiss", "lexical")}
+        total = summarize_ms(lat_passive)["p50_ms"]
+        split_rows.append({"size": size, "indexed": indexed, "open_s": round(open_s, 2), "passive_p50_ms": total,
+                           "embed_p50_ms": p["embed"], "faiss_p50_ms": p["faiss"], "lexical_p50_ms": p["lexical"],
+                           "rest_p50_ms": summarize_ms(rest)["p50_ms"], "live_abstained": abstained_live})
+        _say(f"in process, {size}: live p50 {summarize_ms(lat_live)['p50_ms']:.1f} ms, "
+             f"passive p50 {total:.1f} ms (embed {p['embed']:.1f}, faiss {p['faiss']:.2f}, lexical {p['lexical']:.2f})")
+    obs_dir = root / "observe-inproc"
+    rt = Runtime(obs_dir, settings, use_ray=False)
+    try:
+        pipe = Pipeline(rt)
+        turns = _observe_turns(n_observe + WARMUP, "inproc")
+        lat_obs = time_each(lambda t: pipe.observe([t]), turns[WARMUP:], turns[:WARMUP])
+    finally:
+        rt.shutdown()
+        shutil.rmtree(obs_dir, ignore_errors=True)
+    _say(f"in process observe ack p50 {summarize_ms(lat_obs)['p50_ms']:.1f} ms")
+    return {"recall": recall_rows, "split": split_rows, "observe": summarize_ms(lat_obs)}
+
+
+def _dynmem_cmd() -> list[str]:
+    script = Path(sys.executable).parent / "dynmem"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "bridge.cli"]
+
+
+def http_phase(root: Path, snap: Path, size: int, config: str | None, qs: Sequence[str],
+               n_observe: int) -> dict[str, Any]:
+    """Live recall and observe latency through a real detached sidecar, then stop it and look for orphans."""
+    import psutil
+
+    work = _copy(snap, root / "http")
+    extra = ["--config", config] if config else []
+    t0 = time.perf_counter()
+    started = subprocess.run([*_dynmem_cmd(), "serve", "--detach", "--data-dir", str(work), *extra, "--json"],
+                             capture_output=True, text=True, timeout=180)
+    start_s = time.perf_counter() - t0
+    info_path = work / "sidecar.json"
+    if started.returncode != 0 or not info_path.exists():
+        raise RuntimeError(f"dynmem serve --detach failed ({started.returncode}): {started.stderr[-2000:]}")
+    info = json.loads(info_path.read_text(encoding="utf-8"))
+    pid = int(info["pid"])
+    tree = [pid, *descendants(pid)]
+    result: dict[str, Any] = {"size": size, "start_s": round(start_s, 2)}
+    try:
+        url = str(info["url"]).rstrip("/")
+        token = Path(info["token_file"]).read_text(encoding="utf-8").strip()
+
+        def post(path: str, body: dict[str, Any]) -> Any:
+            req = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST", headers={
+                "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return json.loads(r.read())
+
+        warm, measured = list(qs[:WARMUP]), list(qs[WARMUP:])
+        lat = time_each(lambda q: post("/v1/recall", {"project": PROJECT, "query": q}), measured, warm)
+        result.update(summarize_ms(lat))
+        turns = _observe_turns(n_observe + WARMUP, "http")
+
+        def observe(t: Any) -> None:
+            post("/v1/observe", {"project": t.project, "session": t.session, "user": t.user,
+                                 "assistant": t.assistant, "request_id": t.request_id})
+
+        result["observe"] = summarize_ms(time_each(observe, turns[WARMUP:], turns[:WARMUP]))
+        tree = sorted(set(tree) | set(descendants(pid)))
+        result["sidecar_processes"] = len(tree)
+        result["sidecar_rss_mb"] = round(sum(rss_mb(p) or 0.0 for p in tree), 1)
+    finally:
+        t1 = time.perf_counter()
+        stop = subprocess.run([*_dynmem_cmd(), "stop", "--data-dir", str(work)], capture_output=True, text=True,
+                              timeout=120)
+        left = wait_gone(tree, timeout_s=30)
+        result["stop_s"] = round(time.perf_counter() - t1, 2)
+        result["stop_rc"] = stop.returncode
+        result["orphans_after_stop"] = len(left)
+        for p in left:  # processes this run started: end them one by one, by pid
+            try:
+                psutil.Process(p).kill()
+            except psutil.NoSuchProcess:
+                pass
+        shutil.rmtree(work, ignore_errors=True)
+    _say(f"http, {size}: live recall p50 {result.get('p50_ms', 0):.1f} ms, observe p50 "
+         f"{result.get('observe', {}).get('p50_ms', 0):.1f} ms, orphans after stop: {result['orphans_after_stop']}")
+    return result
+
+
+def _actor_rss(rt: Any) -> dict[str, float | None]:
+    return {"engine_rss_mb": rss_mb(actor_pid(rt.engine(PROJECT).target)),
+            "index_rss_mb": rss_mb(actor_pid(rt.index.target)),
+            "global_engine_rss_mb": rss_mb(actor_pid(rt.global_engine.target))}
+
+
+def ray_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Sequence[str], n_observe: int) -> dict[str, Any]:
+    """Warm live recall through the actors, actor RSS by size, observe acks (Ray must be initialised)."""
+    import numpy as np
+
+    from actors.launch import Runtime
+    from actors.pipeline import Pipeline
+    from actors.wire import RecallRequest
+
+    warm, measured = list(qs[:WARMUP]), list(qs[WARMUP:])
+    rows: list[dict[str, Any]] = []
+    memory: list[dict[str, Any]] = []
+    empty = root / "ray-empty"
+    rt = Runtime(empty, settings, use_ray=True)
+    try:
+        pipe = Pipeline(rt)
+        rt.engine(PROJECT).call("ping")
+        rt.index.call("embed", ["warm up the embedder"])
+        pipe.recall(RecallRequest(project=PROJECT, query="which port does the api listen on?"))
+        memory.append({"size": 0, **_actor_rss(rt)})
+    finally:
+        rt.shutdown()
+        shutil.rmtree(empty, ignore_errors=True)
+    for size, snap in snaps.items():
+        work = _copy(snap, root / f"ray-{size}")
+        t0 = time.perf_counter()
+        rt = Runtime(work, settings, use_ray=True)
+        try:
+            pipe = Pipeline(rt)
+            rt.engine(PROJECT).call("ping")
+            open_s = time.perf_counter() - t0
+            inner: list[float] = []
+
+            def live(q: str) -> None:
+                inner.append(pipe.recall(RecallRequest(project=PROJECT, query=q)).latency_ms)
+
+            lat = time_each(live, measured, warm)
+            inner = inner[len(warm):]
+            memory.append({"size": size, **_actor_rss(rt)})
+        finally:
+            rt.shutdown()
+            shutil.rmtree(work, ignore_errors=True)
+        row = {"size": size, "mode": "live", "open_s": round(open_s, 2), **summarize_ms(lat),
+               "engine_internal_p50_ms": round(float(np.percentile(inner, 50)), 1) if inner else None}
+        rows.append(row)
+        _say(f"ray, {size}: live p50 {row['p50_ms']:.1f} ms (engine-internal p50 {row['engine_internal_p50_ms']} ms), "
+             f"engine {memory[-1]['engine_rss_mb']} MiB, index {memory[-1]['index_rss_mb']} MiB")
+    obs_dir = root / "observe-ray"
+    rt = Runtime(obs_dir, settings, use_ray=True)
+    try:
+        pipe = Pipeline(rt)
+        turns = _observe_turns(n_observe + WARMUP, "ray")
+        lat_obs = time_each(lambda t: pipe.observe([t]), turns[WARMUP:], turns[:WARMUP])
+    finally:
+        rt.shutdown()
+        shutil.rmtree(obs_dir, ignore_errors=True)
+    _say(f"ray observe ack p50 {summarize_ms(lat_obs)['p50_ms']:.1f} ms")
+    return {"recall": rows, "memory": memory, "observe": summarize_ms(lat_obs)}
+
+
+def replay_phase(root: Path, settings: Any, replay_turns: int) -> list[dict[str, Any]]:
+    """Replay the example history and a longer repeated one on Ray, end to end."""
+    from actors.launch import Runtime
+    from actors.pipeline import Pipeline
+    from actors.replay import DEMO_HISTORY, replay_file
+    from eval.perf.synth import repeated_history
+
+    files: list[tuple[str, Path]] = [("example (shop-api-history.jsonl)", DEMO_HISTORY)]
+    if replay_turns > 0:
+        long = root / f"history-{replay_turns}.jsonl"
+        repeated_history(DEMO_HISTORY, long, replay_turns)
+        files.append((f"example repeated to {replay_turns} turns", long))
+    rows = []
+    for i, (label, path) in enumerate(files):
+        folder = root / f"replay-{i}"
+        rt = Runtime(folder, settings, use_ray=True)
+        try:
+            pipe = Pipeline(rt)
+            rt.index.call("embed", ["warm up the embedder"])
+            rep = replay_file(pipe, path)
+        finally:
+            rt.shutdown()
+            shutil.rmtree(folder, ignore_errors=True)
+        mems = sum(n for states in rep.projects.values() for n in states.values())
+        rows.append({"history": label, "turns": rep.turns, "new_turns": rep.new_turns, "seconds": rep.seconds,
+                     "turns_per_s": round(rep.turns / rep.seconds, 1) if rep.seconds > 0 else None,
+                     "memories": mems, "dead_jobs": rep.dead_jobs})
+        _say(f"replay {label}: {rep.turns} turns in {rep.seconds:.1f} s ({rows[-1]['turns_per_s']} turns/s)")
+    return rows
+
+
+# ---- report -----------------------------------------------------------------------------------
+def _fmt(x: Any, nd: int = 1) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, float):
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
+    m = doc["machine"]
+    lines = [
+        "# Performance: recall latency by store size, observe acknowledgement, replay throughput, memory",
+        "",
+        "Reproduce (from the repository root):",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        f"Machine: {m['nproc']} cores, {m['cpu']}, {m.get('memory_gib', '?')} GiB, {m['platform']}; Python {m['python']}, "
+        f"numpy {m['numpy']}, faiss {m['faiss']}, ray {m.get('ray', 'n/a')}. Load average at start "
+        f"{m.get('loadavg_start')}, at end {m.get('loadavg_end')} (the machine is shared: compare ratios within this "
+        f"run, not absolute numbers across runs). Wall time {doc['wall_seconds']:.0f} s. Runs serially "
+        "(`--parallel` is ignored so that no two measurements share the CPU).",
+        "",
+        f"Stores: synthetic developer facts from {doc['store']['templates']} sentence templates filled with services, "
+        "components, tools, paths and numbers (`eval/perf/synth.py`), all active, imported with "
+        "`Pipeline.import_memories` (every memory is embedded by the bundled MiniLM, as a real store was once). Each "
+        "size is measured on a fresh copy of the store, opened cold, then warmed with "
+        f"{doc['store']['warmup']} queries; {doc['store']['queries']} distinct queries are timed (developer questions "
+        "about the same services, one in ten unrelated). Live recall is the agent's path (shadow credit committed to "
+        "memory.sqlite); passive recall changes nothing.",
+        "",
+        f"![latency by size]({png_name})",
+        "",
+    ]
+    if doc.get("build"):
+        lines += ["## Building the stores (import + MiniLM embedding)", "", "| size | added | seconds | memories/s |",
+                  "| --- | --- | --- | --- |"]
+        lines += [f"| {r['size']:,} | {r['added']:,} | {r['seconds']} | {_fmt(r['memories_per_s'])} |" for r in doc["build"]]
+        lines.append("")
+    rec = doc["recall"]
+    if rec:
+        lines += ["## Recall latency (warm, ms)", "", "| path | size | n | p50 | p95 | p99 | mean |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for path in ("inprocess", "ray", "http"):
+            for r in rec.get(path, []):
+                label = {"inprocess": "in process", "ray": "Ray actors", "http": "HTTP sidecar"}[path]
+                lines.append(f"| {label}, {r['mode']} | {r['size']:,} | {r['n']} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} "
+                             f"| {r['p99_ms']:.2f} | {r['mean_ms']:.2f} |")
+        lines += ["", "Ratios within this run (same path, size over smallest size):", ""]
+        for name, ratios in doc["ratios"].items():
+            if ratios:
+                lines.append(f"- {name}: " + ", ".join(f"{k} = {v}" for k, v in ratios.items()))
+        lines.append("")
+    if doc.get("split"):
+        lines += ["## Where a passive in-process recall spends its time (p50, ms)", "",
+                  "Each part timed alone on the same queries; `rest` is the passive p50 minus the three parts "
+                  "(candidate assembly, scoring, gate, suppression, rendering).", "",
+                  "| size | open (s) | recall p50 | query embedding | FAISS | lexical (BM25) | rest |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for r in doc["split"]:
+            lines.append(f"| {r['size']:,} | {r['open_s']} | {r['passive_p50_ms']:.2f} | {r['embed_p50_ms']:.2f} | "
+                         f"{r['faiss_p50_ms']:.3f} | {r['lexical_p50_ms']:.3f} | {r['rest_p50_ms']:.2f} |")
+        lines.append("")
+    if doc.get("observe"):
+        lines += ["## Observe acknowledgement latency (ms)", "",
+                  "Time until `observe` of one turn returns: the turn is in log.sqlite (WAL, synchronous=FULL) and "
+                  "its extract job is queued; extraction is not part of it.", "",
+                  "| path | n | p50 | p95 | p99 |", "| --- | --- | --- | --- | --- |"]
+        for path, r in doc["observe"].items():
+            lines.append(f"| {path} | {r['n']} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | {r['p99_ms']:.2f} |")
+        lines.append("")
+    if doc.get("replay"):
+        lines += ["## Replay throughput on Ray (observe + drain, end to end)", "",
+                  "| history | turns | seconds | turns/s | memories after | dead jobs |", "| --- | --- | --- | --- | --- | --- |"]
+        for r in doc["replay"]:
+            lines.append(f"| {r['history']} | {r['turns']:,} | {r['seconds']:.1f} | {_fmt(r['turns_per_s'])} | "
+                         f"{r['memories']} | {r['dead_jobs']} |")
+        lines.append("")
+    if doc.get("memory"):
+        lines += ["## Resident memory of the actor processes (MiB, after the warm recalls)", "",
+                  "Size 0 is an empty store (the index actor then holds only the MiniLM weights).", "",
+                  "| size | engine actor (project) | index actor | global engine actor |", "| --- | --- | --- | --- |"]
+        for r in doc["memory"]:
+            lines.append(f"| {r['size']:,} | {_fmt(r['engine_rss_mb'])} | {_fmt(r['index_rss_mb'])} | "
+                         f"{_fmt(r['global_engine_rss_mb'])} |")
+        lines.append("")
+    if doc.get("http"):
+        h = doc["http"]
+        lines += ["## Sidecar", "",
+                  f"`dynmem serve --detach` answered after {h['start_s']} s ({h.get('sidecar_processes', '?')} processes, "
+                  f"{h.get('sidecar_rss_mb', '?')} MiB RSS in all); `dynmem stop` returned {h['stop_rc']} and every "
+                  f"process was gone after {h['stop_s']} s; processes left: {h['orphans_after_stop']}. Requests go "
+                  "through urllib, one TCP connection per request, with the bearer token.", ""]
+    if doc.get("ray_leftover_processes") is not None:
+        lines += [f"Processes left after `ray.shutdown()` of this run's local Ray: {doc['ray_leftover_processes']}.", ""]
+    lines += doc.get("notes", [])
+    return "\n".join(lines) + "\n"
+
+
+def plot(doc: Mapping[str, Any], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.6))
+    styles = {("inprocess", "live"): "o-", ("inprocess", "passive"): "s--", ("ray", "live"): "^-", ("http", "live"): "D"}
+    for (path_name, mode), style in styles.items():
+        rows = [r for r in doc["recall"].get(path_name, []) if r["mode"] == mode]
+        if not rows:
+            continue
+        xs = [r["size"] for r in rows]
+        label = {"inprocess": "in process", "ray": "Ray actors", "http": "HTTP sidecar"}[path_name] + f", {mode}"
+        ax.plot(xs, [r["p50_ms"] for r in rows], style, label=f"{label} p50")
+        ax.plot(xs, [r["p95_ms"] for r in rows], style, alpha=0.3, color=ax.lines[-1].get_color())
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("memories in the store")
+    ax.set_ylabel("recall latency (ms, log scale; faint: p95)")
+    ax.set_title("Warm recall latency by store size", fontsize=10)
+    ax.legend(fontsize=7)
+    mem = doc.get("memory") or []
+    if mem:
+        xs = [max(r["size"], 1) for r in mem]
+        for key, label in (("engine_rss_mb", "engine actor"), ("index_rss_mb", "index actor")):
+            ax2.plot(xs, [r[key] or 0 for r in mem], "o-", label=label)
+        ax2.set_xscale("log")
+        ax2.set_xlabel("memories in the store (0 plotted at 1)")
+        ax2.set_ylabel("RSS (MiB)")
+        ax2.set_ylim(bottom=0)
+        ax2.legend(fontsize=8)
+    else:
+        ax2.text(0.5, 0.5, "no Ray measurements in this run", ha="center", va="center", transform=ax2.transAxes)
+    ax2.set_title("Actor process memory by store size", fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ---- entry point ----------------------------------------------------------------------------
+def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    from actors.config import load_settings
+    from eval.perf import synth
+
+    settings = load_settings(Path(args.config) if args.config else None)
+    sizes = _sizes(getattr(args, "sizes", DEFAULT_SIZES))
+    parts = _parts(getattr(args, "parts", None))
+    n_q = max(1, int(getattr(args, "queries", 200)))
+    n_obs = n_q
+    replay_turns = int(getattr(args, "replay_turns", 2000))
+    qs = synth.queries(n_q + WARMUP)
+    doc: dict[str, Any] = {
+        "machine": machine_facts(), "sizes": sizes, "parts": parts, "embedder": settings.embedder.name,
+        "store": {"templates": len(synth.TEMPLATES), "queries": n_q, "warmup": WARMUP, "project": PROJECT},
+        "build": [], "recall": {}, "split": [], "observe": {}, "ratios": {}, "replay": [], "memory": [],
+        "http": None, "ray_leftover_processes": None, "notes": [],
+    }
+    if getattr(args, "parallel", 1) and args.parallel > 1:
+        doc["notes"].append(f"`--parallel {args.parallel}` was ignored: perf runs serially.")
+    snaps, doc["build"] = build_stores(root, settings, sizes) if {"inprocess", "http", "ray"} & set(parts) else ({}, [])
+    if "inprocess" in parts:
+        res = inprocess_phase(root, settings, snaps, qs, n_obs)
+        doc["recall"]["inprocess"] = res["recall"]
+        doc["split"] = res["split"]
+        doc["observe"]["in process"] = res["observe"]
+        for mode in ("live", "passive"):
+            doc["ratios"][f"in process, {mode}"] = _ratios([r for r in res["recall"] if r["mode"] == mode])
+    if "http" in parts:
+        smallest = sizes[0]
+        h = http_phase(root, snaps[smallest], smallest, args.config, qs, n_obs)
+        doc["http"] = h
+        doc["recall"]["http"] = [{"size": smallest, "mode": "live", **{k: h[k] for k in
+                                  ("n", "p50_ms", "p95_ms", "p99_ms", "mean_ms", "max_ms")}}]
+        doc["observe"]["HTTP sidecar"] = h["observe"]
+    if "ray" in parts or "replay" in parts:
+        import ray
+
+        from actors.launch import init_ray
+
+        started = not ray.is_initialized()
+        if started:
+            init_ray(settings.runtime.ray_address or None)
+        before = set(descendants(os.getpid()))
+        try:
+            if "ray" in parts:
+                res = ray_phase(root, settings, snaps, qs, n_obs)
+                doc["recall"]["ray"] = res["recall"]
+                doc["memory"] = res["memory"]
+                doc["observe"]["Ray actors"] = res["observe"]
+                doc["ratios"]["Ray actors, live"] = _ratios(res["recall"])
+            if "replay" in parts:
+                doc["replay"] = replay_phase(root, settings, replay_turns)
+        finally:
+            if started:
+                mine = sorted(set(descendants(os.getpid())) | before)
+                ray.shutdown()
+                doc["ray_leftover_processes"] = len(wait_gone(mine, timeout_s=20))
+    inproc = {r["size"]: r for r in doc["recall"].get("inprocess", []) if r["mode"] == "live"}
+    cross: dict[str, float] = {}
+    for path in ("ray", "http"):
+        for r in doc["recall"].get(path, []):
+            base = inproc.get(r["size"])
+            if base and base["p50_ms"] > 0:
+                cross[f"{path} / in process, live p50 at {r['size']}"] = round(r["p50_ms"] / base["p50_ms"], 2)
+    doc["ratios"]["across paths"] = cross
+    if max(sizes) < 100_000:
+        doc["notes"].append(
+            "100,000 memories are left out of the default sizes: importing them means embedding 100k sentences with "
+            "MiniLM (about 15 minutes here at 120 sentences/s, more when the machine is busy). Run "
+            "`.venv/bin/dynmem bench perf --sizes 1000,10000,100000` for it; above 50,000 vectors a scope switches "
+            "from exact search to HNSW (`actors/index.py`).")
+    return doc
+
+
+def main(args: argparse.Namespace) -> int:
+    t0 = time.perf_counter()
+    parent = Path(args.data_dir) if getattr(args, "data_dir", None) else None
+    if parent:
+        parent.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="dynmem-perf-", dir=parent))
+    try:
+        doc = run(args, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    doc["wall_seconds"] = round(time.perf_counter() - t0, 1)
+    try:
+        doc["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        pass
+    doc["command"] = _command(args)
+    out = Path(args.out) if args.out else DEFAULT_OUT
+    png = plot(doc, out / "perf.png")
+    notes = out / "perf.notes.md"  # hand-written analysis, appended on every run
+    text = render(doc, doc["command"], png.name)
+    (out / "perf.md").write_text(text + ("\n" + notes.read_text(encoding="utf-8") if notes.exists() else ""),
+                                 encoding="utf-8")
+    if args.json:
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        return 0
+    print(render(doc, doc["command"], png.name))
+    print(f"report: {out / 'perf.md'}")
+    return 0
+
+
+def _cli(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - `python -m eval.perf.run`
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    p.add_argument("--sizes", default=DEFAULT_SIZES)
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--replay-turns", type=int, default=2000)
+    p.add_argument("--parts")
+    p.add_argument("--parallel", type=int, default=1)
+    p.add_argument("--out")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--config")
+    p.add_argument("--data-dir")
+    return main(p.parse_args(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(_cli())
+
