@@ -123,7 +123,13 @@ def eligible(m: Memory, *, project: str, now_ms: int, for_model: bool, as_of_ms:
 def _names_negated(m: Memory, asked: set[str]) -> bool:
     """A removal ("the project no longer uses Redis") did its work by retiring the old value;
     it is injected only when the query names the removed thing ("do we still use Redis?")."""
-    return bool(set(tokenize(m.belief or m.text)) & asked)
+    named = {t for t in tokenize(m.belief or m.text) if len(t) >= 3 and t not in _GENERIC}
+    return bool(named & asked)
+
+
+# Words that are part of many tool names; a query naming only these does not name the tool.
+_GENERIC = frozenset("api app cli server client service tool tools test tests lint build deploy ci cd db js ts "
+                     "dev prod staging config file files code lib docs".split())
 
 
 def score_terms(item: Shortlisted, *, now_ms: int, step: int, s: Settings) -> ScoreTerms:

@@ -121,3 +121,11 @@ def test_pools_rank_but_never_decide_eligibility() -> None:
     main = mem("Payment retries back off exponentially.", pool=Pool.M)
     sel = run([short(archived, 0.5), short(main, 0.5)])
     assert [m.id for m in sel.memories] == [main.id, archived.id]  # ranked by pool, both eligible
+
+
+def test_a_generic_word_does_not_name_a_removed_tool() -> None:
+    gone = mem("The project no longer uses Travis CI.", belief="travis ci", negated=True)
+    asked = select("which CI system do we use?", [short(gone, 0.8)], project="p", settings=S, now_ms=NOW, step=5)
+    assert asked.abstained
+    named = select("is travis still around?", [short(gone, 0.8)], project="p", settings=S, now_ms=NOW, step=5)
+    assert not named.abstained  # positive control
