@@ -116,18 +116,28 @@ def _mentions(m: Memory, value: str) -> bool:
 def _dependents(rivals: Sequence[Memory], fresh: Memory, c: Candidate, table: MemoryTable) -> list[Memory]:
     """Servable memories of the scope, stated no later than the change, that name a retired value.
 
-    Only distinctive values count (with a digit or an identifier character: ``8080``,
-    ``staging-2.example.net``, ``3.11``), so that a plain word never retires unrelated facts.
+    Distinctive values count alone (with a digit or an identifier character: ``8080``,
+    ``staging-2.example.net``, ``3.11``); a plain word counts only in a memory that also
+    names the key ("deploys from the default branch, master"), so that it never retires
+    unrelated facts.
     """
     out: dict[str, Memory] = {}
     retired = {r.id for r in rivals}
     for r in rivals:
         value = r.belief
-        if r.negated or len(value) < 3 or not _DISTINCTIVE.search(value):
+        if r.negated or len(value) < 2:
             continue
         toks = tokenize(value)
         if not toks:
             continue
+        # A plain word ("master") counts only next to the words of its key ("default branch").
+        if _DISTINCTIVE.search(value) and len(value) < 3:
+            continue  # "a1" is too short to identify anything
+        if not _DISTINCTIVE.search(value):
+            key_toks = tokenize(r.key)
+            if not key_toks:
+                continue
+            toks = toks + [t for t in key_toks if t not in toks]
         ids = set.intersection(*(table.lexical.docs_with(t) for t in toks))
         for mid in sorted(ids):
             m = table.get(mid)

@@ -157,6 +157,15 @@ _DETECTORS: tuple[_Detector, ...] = (
         "secret_assignment",
         rf"(?im)^[ \t-]*{_KEY}[ \t]*:[ \t]*(?P<secret>[^\s'\"#]+)[ \t]*$",
     ),
+    # Prose: a long random-looking token shortly after a secret word ("the Datadog API key is
+    # 8eb1...", "set the token to ...", "its value is ..."). 32+ characters of hex or base64
+    # with at least one digit; a bare 40-hex git SHA in unrelated prose stays.
+    _d(
+        "secret_in_prose",
+        r"(?i)\b(?:password|passwd|passphrase|secret|token|credentials?|api[ _-]?key|access[ _-]?key|"
+        r"auth[ _-]?token|private[ _-]?key|key|value)\b[^\n]{0,60}?"
+        rf"{_L}(?P<secret>(?=[A-Za-z0-9+/_-]*\d)[A-Za-z0-9+/_-]{{32,}}={{0,2}}){_R}",
+    ),
 )
 
 # Values a secret-shaped key may hold that are not secrets: code, placeholders, literals.

@@ -120,3 +120,13 @@ def test_facts_stated_with_a_retired_value_go_stale_with_it() -> None:
     note = run(table, cand("The npm registry mirror is slow on Mondays.", t=T0 + DAY, src=["u6"]))
     run(table, cand("We use pnpm.", "package manager", "pnpm", t=T0 + 3 * DAY, src=["u7"]))
     assert table.get(note.memory_id).state == TrustState.ACTIVE
+
+
+def test_a_plain_retired_value_propagates_only_where_its_key_is_named() -> None:
+    table = MemoryTable()
+    run(table, cand("The default branch is master.", "default branch", "master", t=T0, src=["u1"]))
+    dep = run(table, cand("Production deploys from the default branch, master.", t=T0 + DAY, src=["u2"]))
+    other = run(table, cand("The master bedroom joke is in the README.", t=T0 + DAY, src=["u3"]))
+    run(table, cand("The default branch is main.", "default branch", "main", t=T0 + 2 * DAY, src=["u4"]))
+    assert table.get(dep.memory_id).state == TrustState.SUPERSEDED
+    assert table.get(other.memory_id).state == TrustState.ACTIVE  # positive control

@@ -205,3 +205,13 @@ def test_redact_is_idempotent(text: str) -> None:
     once = redact(text)
     assert redact(once) == once
     assert find_secrets(once) == []
+
+
+def test_long_tokens_after_a_secret_word_in_prose_are_redacted_but_shas_in_prose_stay() -> None:
+    from engine.redact import redact
+
+    leaked = "Its API key is 8eb160ac7f4e37441cc47b4d020c672f, keep it safe."
+    assert "8eb160ac7f4e37441cc47b4d020c672f" not in redact(leaked) and "keep it safe" in redact(leaked)
+    assert "228011b2f80e6a6e07f78b3d8e3588d5" not in redact("set the Twilio token to 228011b2f80e6a6e07f78b3d8e3588d5")
+    sha = "commit 3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376 fixed the flaky build"
+    assert redact(sha) == sha  # positive control: no secret word, nothing redacted
