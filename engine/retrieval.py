@@ -8,6 +8,7 @@ always: scope (project + global), trust state, sensitivity and TTL.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -120,6 +121,18 @@ def eligible(m: Memory, *, project: str, now_ms: int, for_model: bool, as_of_ms:
     return m.expires_at_ms is None or m.expires_at_ms > now_ms
 
 
+_RELATION = (r"brother|sister|mother|father|mom|dad|parents?|neighbou?r|colleague|co-?worker|manager|boss|"
+             r"friend|wife|husband|partner|son|daughter|kids?|children|cousin|roommate|teammate|client|customer")
+_ABOUT_OTHER = re.compile(rf"^\s*(?:the\s+)?(?:user|developer|owner)['’]s\s+({_RELATION})\b", re.IGNORECASE)
+
+
+def _about_someone_else(m: Memory, query: str) -> bool:
+    """A memory about the user's brother (manager, neighbour...) does not answer a question
+    about the user, unless the question names that person."""
+    found = _ABOUT_OTHER.match(m.text)
+    return bool(found) and not re.search(rf"\b(?:{_RELATION})\b", query, re.IGNORECASE)
+
+
 def _names_negated(m: Memory, asked: set[str]) -> bool:
     """A removal ("the project no longer uses Redis") did its work by retiring the old value;
     it is injected only when the query names the removed thing ("do we still use Redis?")."""
@@ -178,7 +191,8 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
     asked = set(tokenize(query))
     ok = [it for it in shortlist
           if eligible(it.memory, project=project, now_ms=now_ms, for_model=for_model, as_of_ms=as_of_ms)
-          and (not it.memory.negated or _names_negated(it.memory, asked))]
+          and (not it.memory.negated or _names_negated(it.memory, asked))
+          and not _about_someone_else(it.memory, query)]
     scored = sorted(((score_terms(it, now_ms=now_ms, step=step, s=settings), it) for it in ok),
                     key=lambda p: (-p[0].score, p[1].memory.id))
     passed = [(t, it) for t, it in scored if t.gate >= r.theta]

@@ -129,3 +129,11 @@ def test_a_generic_word_does_not_name_a_removed_tool() -> None:
     assert asked.abstained
     named = select("is travis still around?", [short(gone, 0.8)], project="p", settings=S, now_ms=NOW, step=5)
     assert not named.abstained  # positive control
+
+
+def test_a_fact_about_someone_else_does_not_answer_a_question_about_the_user() -> None:
+    brother = mem("The user's brother repairs phones for a living.")
+    assert select("what phone does the user have?", [short(brother, 0.6)], project="p", settings=S, now_ms=NOW,
+                  step=5).abstained
+    named = select("what does the user's brother do?", [short(brother, 0.6)], project="p", settings=S, now_ms=NOW, step=5)
+    assert not named.abstained  # positive control
