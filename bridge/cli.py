@@ -7,7 +7,13 @@ tables for people, exactly one JSON document with ``--json``. Errors become
 
 from __future__ import annotations
 
-import argparse
+import os
+
+# One BLAS thread: query-sized embeddings are latency-bound, and on a busy 2-core machine a
+# thread per core made p95 recall 30x slower (eval/results/perf.notes.md). Ray workers do the same.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
 import json
 import sys
 from collections.abc import Callable, Sequence

@@ -14,7 +14,7 @@ def make_client(settings: ModelSettings, data_dir: Path | None = None) -> ModelC
     if settings.client == "rules":
         from actors.llm.rules import RulesClient
 
-        return RulesClient()
+        return RulesClient(profile=settings.extraction_profile)
     if settings.client == "openai":
         from actors.llm.openai_client import OpenAIClient
 

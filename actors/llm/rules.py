@@ -2,7 +2,8 @@
 
 Pure Python: no I/O, no clock, no randomness; the same input always gives the same output.
 Extraction lives in ``rules_extract`` (patterns and canonical keys), adjudication and
-recognition in ``rules_judge``, text handling in ``rules_text``. Its limits are written
+recognition in ``rules_judge``, text handling in ``rules_text``; the "conversation"
+profile extracts with ``rules_conversation`` instead. Its limits are written
 down in ``RULES_LIMITS.md``.
 """
 
@@ -10,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from actors.llm import rules_judge
+from actors.llm import rules_conversation, rules_judge
 from actors.llm.base import Decision, Judgement
 from actors.llm.rules_extract import PROMPT_VERSION, extract_unit
 from engine.models import Candidate, Memory, Unit
 
-__all__ = ["PROMPT_VERSION", "RulesClient"]
+__all__ = ["PROFILES", "PROMPT_VERSION", "RulesClient"]
+
+PROFILES = ("developer", "conversation")
 
 
 class RulesClient:
@@ -23,11 +26,18 @@ class RulesClient:
 
     name = "rules"
 
+    def __init__(self, profile: str = "developer") -> None:
+        """``profile``: "developer" (code-base decisions and facts) or "conversation" (``rules_conversation``)."""
+        if profile not in PROFILES:
+            raise ValueError(f"unknown extraction profile {profile!r}; use one of {', '.join(PROFILES)}")
+        self.profile = profile
+        self._extract_unit = extract_unit if profile == "developer" else rules_conversation.extract_unit
+
     def extract(self, units: Sequence[Unit], scope: str) -> list[Candidate]:
         """Candidates stated in the units, in unit order, each citing its unit and time."""
         out: list[Candidate] = []
         for unit in units:
-            out.extend(extract_unit(unit, scope))
+            out.extend(self._extract_unit(unit, scope))
         return out
 
     def judge(self, a: Memory, b: Memory) -> Judgement:

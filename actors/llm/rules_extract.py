@@ -636,7 +636,8 @@ def _version(c: Clause) -> Finding | None:
 _NEGATION = re.compile(
     r"\b(?:dropped|drop|removed|remove|got rid of|get rid of|ditched|ditch|retired|no longer use[sd]?|"
     r"no longer need|no longer using|stopped using|stop using|don't use|do not use|doesn't use|"
-    r"does not use|aren't using|are not using|not using|never use|avoid|killed|deprecated|sunset|"
+    r"does not use|aren't using|are not using|not using|never use|avoid|killed|deprecated|"
+    r"(?:we|to|will|'ll|should|must|can)\s+sunset|sunsetted|sunsetting|"
     r"moved (?:away )?(?:off|away from)|uninstalled|no more|ripped out|tore out|phased out|ditched)\s+(?:the\s+|our\s+|any\s+)?",
     _I,
 )
@@ -750,10 +751,55 @@ def _storage_finding(thing: str, name: str, negated: bool) -> Finding:
     return Finding(f"{_singular(head)} storage", name, Kind.DECISION, text, negated=negated)
 
 
+# Tool names that are also ordinary English words ("a poetry reading", "express myself",
+# "a black dress"): in prose they only count as a tool with a tooling context around them.
+_PLAIN_WORD_TECHS = frozenset(
+    "poetry express black bun parcel mocha jest hatch clerk sentry drizzle rollup biome astro react "
+    "angular flask rails cypress playwright jenkins travis cassandra azure uv pip mamba maven "
+    "spring boot cloud run".split()
+) | {"spring boot", "cloud run"}
+# Words that make a clause about software tooling: a plain-word tool name next to them is a tool.
+_TOOLING_CONTEXT = re.compile(
+    r"`|--\w|\w/\w|\b[\w-]+\.(?:py|js|ts|toml|json|lock|ya?ml|cfg|ini|txt)\b|\b\d+\.\d+\b|"
+    r"\b(?:package manager|packages?|lockfiles?|lock file|dependenc\w*|deps|lint\w*|format\w*|"
+    r"type[- ]?check\w*|tests?|testing|test runner|framework|librar\w*|lib|plugins?|modules?|repo\w*|codebase|"
+    r"code|build\w*|ci|pipelines?|deploy\w*|config\w*|install\w*|virtualenv|venv|env|backend|frontend|"
+    r"api|server|services?|cli|scripts?|commands?|bundl\w*|compil\w*|project|app|stack|migrat\w*|"
+    r"version|upgrade\w*|bump\w*|pinned|pin|cache|database|db|queue|stor(?:e|es|ed|ing)|persist\w*|events?)\b",
+    _I,
+)
+# A plain-word tool name directly after one of these is the object of a tooling choice.
+_TOOL_GOVERNOR = re.compile(
+    r"\b(?:use|uses|used|using|switch(?:ed|ing)?\s+(?:\w+\s+)?to|mov(?:e|ed|ing)\s+(?:\w+\s+)?to|"
+    r"migrat\w*\s+(?:\w+\s+)?to|stick(?:ing)?\s+to|back\s+to|adopt\w*|install\w*|run|runs|"
+    r"(?:managed|installed|built|linted|formatted|run|tested)\s+with|instead of|rather than|"
+    r"in favou?r of|replac\w*(?:\s+\w+)?\s+with|went with|go with|chose|picked|settled on)"
+    r"\s+(?:the\s+|our\s+)?`?$",
+    _I,
+)
+_PROSE_AFTER = re.compile(r"^\s+(?:to\s+\w+|myself|yourself|himself|herself|ourselves|themselves)\b", _I)
+
+
+def _tool_in_context(text: str, tech: re.Match[str]) -> bool:
+    """Is this tool name about tooling? Always for distinctive names (Redis, pytest); a name
+    that is also an ordinary word (poetry, express, black) needs a tooling context: tooling
+    words or code in the clause, another tool named, or a choice verb governing it."""
+    if tech_name(tech.group(1)) not in _PLAIN_WORD_TECHS or _stored_thing(text, tech, removal=True):
+        return True  # a distinctive name, or a store holding something ("sessions go into Cassandra")
+    rest = text[: tech.start()] + " " + text[tech.end() :]
+    if _TOOLING_CONTEXT.search(rest):
+        return True
+    if any(tech_name(m.group(1)) not in _PLAIN_WORD_TECHS for m in TECH_PATTERN.finditer(rest)):
+        return True
+    return bool(_TOOL_GOVERNOR.search(text[: tech.start()])) and not _PROSE_AFTER.match(text[tech.end() :])
+
+
 def _techs(text: str) -> list[re.Match[str]]:
-    """Technology names, except inside an inline command (`npm install`, `docker compose up`)."""
+    """Technology names, except inside an inline command (`npm install`, `docker compose up`)
+    and plain-word names outside a tooling context ("a transgender poetry reading")."""
     spans = [m.span() for m in _BACKTICKED.finditer(text) if " " in m.group(1).strip()]
-    return [m for m in TECH_PATTERN.finditer(text) if not any(a < m.start() < b for a, b in spans)]
+    return [m for m in TECH_PATTERN.finditer(text)
+            if not any(a < m.start() < b for a, b in spans) and _tool_in_context(text, m)]
 
 
 def _postfix_removal(c: Clause) -> Finding | None:
@@ -804,6 +850,8 @@ def _removal(c: Clause) -> Finding | None:
         first = display.lower().split()[0] if display else ""
         if not display or first in _NOT_REMOVED or display.lower() in _NOT_REMOVED:
             return None
+        if not _plausible_removed(display, c.text, neg):
+            return None
         where = re.match(r"\s+(?:from|in|out of)\s+(?:the\s+)?(\S+)", c.text[thing.end() :])
         if where and (re.search(r"[./]", where.group(1)) or display[:1].islower() and " " in display):
             return None  # "drop the note from CONTRIBUTING.md": an edit of a file
@@ -816,6 +864,34 @@ def _removal(c: Clause) -> Finding | None:
         if neg.group(0).lower().rstrip().endswith(("the", "our")):
             display = "the " + display
     return Finding(key, normalize_belief(name), Kind.DECISION, f"The project no longer uses {display}.", negated=True)
+
+
+# Removal verbs that are everyday words too ("avoid injuries", "no more excuses"): the thing
+# removed must look like software (code-ish, a name) or the clause must be about tooling.
+_WEAK_REMOVAL = re.compile(r"^(?:avoid|killed|no more)\b", _I)
+_CODEISH_THING = re.compile(r"[`./_\d]|\w-\w|[a-z][A-Z]|^[A-Z][\w-]*[A-Z]|^[A-Z]{2,}")
+_PLAIN_MODIFIERS = re.compile(r"(?:ly|ful|ous|ive|ish|less|able|ible)$", _I)
+_PRONOUNS = frozenset("her him me you them it us myself yourself himself herself themselves one".split())
+
+
+def _plausible_removed(display: str, text: str, neg: re.Match[str]) -> bool:
+    """A dropped thing is a noun phrase naming something (a module, a service, a dependency),
+    not an adverb, adjective, pronoun or date: "captured the sunset perfectly", "got rid of
+    her", "dropped on the 11th", "avoid injuries" are no removals."""
+    words = display.split()
+    low = [w.lower().strip(".,!?'\"") for w in words]
+    if low[0] in STOPWORDS or low[-1] in STOPWORDS or low[-1] in _PRONOUNS:
+        return False
+    if low[-1] in _NOT_REMOVED or low[-1] in _EVALUATIVE or any(w in _EVALUATIVE for w in low):
+        return False
+    if _PLAIN_MODIFIERS.search(low[-1]) and not _CODEISH_THING.search(words[-1]):
+        return False  # "perfectly", "peaceful", "negative": a modifier, not a thing
+    if re.fullmatch(r"\d+(?:st|nd|rd|th)?", low[-1]):
+        return False
+    if _WEAK_REMOVAL.match(neg.group(0)):
+        rest = text[: neg.start()] + " " + text[neg.end() :]
+        return bool(_CODEISH_THING.search(display) or _TOOLING_CONTEXT.search(rest))
+    return True
 
 
 _NOT_REMOVED = frozenset(

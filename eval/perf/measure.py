@@ -45,14 +45,18 @@ def rss_mb(pid: int | None = None) -> float | None:
 
 def actor_pid(handle: Any) -> int | None:
     """The pid of a Ray actor's worker process, from the GCS actor table (None when unknown)."""
-    try:
-        from ray._private import state
+    for _ in range(20):  # the GCS may learn the pid a moment after the actor answered
+        try:
+            from ray._private import state
 
-        info = state.actors(actor_id=handle._actor_id.hex())
-        pid = int(info.get("Pid") or 0)
-        return pid or None
-    except Exception:  # a private API: degrade to "unknown" rather than fail the benchmark
-        return None
+            info = state.actors(actor_id=handle._actor_id.hex())
+            pid = int(info.get("Pid") or 0)
+        except Exception:  # a private API: degrade to "unknown" rather than fail the benchmark
+            return None
+        if pid:
+            return pid
+        time.sleep(0.1)
+    return None
 
 
 def descendants(pid: int) -> list[int]:

@@ -345,7 +345,7 @@ def ray_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Sequence
             rt.shutdown()
             shutil.rmtree(work, ignore_errors=True)
         row = {"size": size, "mode": "live", "open_s": round(open_s, 2), **summarize_ms(lat),
-               "engine_internal_p50_ms": round(float(np.percentile(inner, 50)), 1) if inner else None}
+               "engine_internal_p50_ms": round(float(np.percentile(inner, 50)), 1) if inner else None}  # whole ms
         rows.append(row)
         _say(f"ray, {size}: live p50 {row['p50_ms']:.1f} ms (engine-internal p50 {row['engine_internal_p50_ms']} ms), "
              f"engine {memory[-1]['engine_rss_mb']} MiB, index {memory[-1]['index_rss_mb']} MiB")
@@ -382,6 +382,11 @@ def replay_phase(root: Path, settings: Any, replay_turns: int) -> list[dict[str,
             pipe = Pipeline(rt)
             rt.index.call("embed", ["warm up the embedder"])
             rep = replay_file(pipe, path)
+        except Exception as exc:  # keep the other measurements; the failure is shown in the report
+            rows.append({"history": label, "turns": None, "new_turns": None, "seconds": None, "turns_per_s": None,
+                         "memories": None, "dead_jobs": None, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+            _say(f"replay {label} failed: {rows[-1]['error']}")
+            continue
         finally:
             rt.shutdown()
             shutil.rmtree(folder, ignore_errors=True)
@@ -451,8 +456,10 @@ def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
         lines.append("")
     if doc.get("split"):
         lines += ["## Where a passive in-process recall spends its time (p50, ms)", "",
-                  "Each part timed alone on the same queries; `rest` is the passive p50 minus the three parts "
-                  "(candidate assembly, scoring, gate, suppression, rendering).", "",
+                  "For each query the parts are timed back to back with the passive recall (so load from elsewhere "
+                  "hits them alike); `rest` is the p50 over queries of the recall minus its three parts (candidate "
+                  "assembly, scoring, gate, suppression, rendering). `open` is the cold open of the copied store "
+                  "(load memories and vectors, fill FAISS and BM25).", "",
                   "| size | open (s) | recall p50 | query embedding | FAISS | lexical (BM25) | rest |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in doc["split"]:
@@ -471,6 +478,9 @@ def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
         lines += ["## Replay throughput on Ray (observe + drain, end to end)", "",
                   "| history | turns | seconds | turns/s | memories after | dead jobs |", "| --- | --- | --- | --- | --- | --- |"]
         for r in doc["replay"]:
+            if r.get("error"):
+                lines.append(f"| {r['history']} | failed: {r['error'].splitlines()[0][:120]} | | | | |")
+                continue
             lines.append(f"| {r['history']} | {r['turns']:,} | {r['seconds']:.1f} | {_fmt(r['turns_per_s'])} | "
                          f"{r['memories']} | {r['dead_jobs']} |")
         lines.append("")

@@ -871,3 +871,53 @@ def test_if_you_need_is_a_direction_not_a_hypothesis() -> None:
     found = only("point the client at wh-3.dc.example.org if you need the metrics warehouse")
     assert (found.key, found.belief) == ("metrics warehouse host", "wh-3.dc.example.org")
     assert extract("if we move the metrics warehouse it would live at wh-9.dc.example.org") == []
+
+
+# Casual talk: a tool name that is an ordinary word is no tool choice without a tooling context,
+# and a removal must name a thing (not an adverb, adjective, pronoun or date).
+@pytest.mark.parametrize("said", [
+    "It was a transgender poetry reading where people shared their stories through poetry.",
+    "Dancing for me is like a way to express myself and find my happy place.",
+    "I use poetry to express myself.",
+    "We saw a python in the zoo yesterday.",
+    "There was rust on the bike so I cleaned it.",
+    "She wore a black dress to the party.",
+])
+def test_plain_word_tool_names_in_prose_are_not_tool_choices(said: str) -> None:
+    assert extract(said) == []
+
+
+@pytest.mark.parametrize(("said", "key", "belief"), [
+    ("we use poetry for the backend", "package manager", "poetry"),
+    ("we switched to poetry", "package manager", "poetry"),
+    ("we're moving the backend from pip to poetry", "package manager", "poetry"),
+    ("Black is our formatter", "formatter", "black"),
+    ("Cassandra stores the click events", "event storage", "cassandra"),
+])
+def test_plain_word_tool_names_in_a_tooling_context_are_still_choices(said: str, key: str, belief: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief, found.negated) == (key, belief, False)
+
+
+@pytest.mark.parametrize("said", [
+    "You captured the sunset perfectly, so peaceful!",
+    "Love the colors and the chilled-out sunset vibe.",
+    "Wow, that sunset looks awesome!",
+    "I used to have a dog, but then I got allergic and we had to get rid of her.",
+    "My album finally dropped on the 11th and it was a wild feeling.",
+    "Dance floors help avoid injuries.",
+    "It's a great reminder to ditch the negative stuff.",
+])
+def test_casual_talk_is_not_a_removal(said: str) -> None:
+    assert [c for c in extract(said) if c.negated] == []
+
+
+@pytest.mark.parametrize(("said", "shown"), [
+    ("we dropped lodash", "lodash"),
+    ("we dropped left-pad", "left-pad"),
+    ("we avoid left-pad now", "left-pad"),
+    ("We got rid of the legacy-auth module.", "legacy-auth module"),
+])
+def test_removals_of_named_things_still_count(said: str, shown: str) -> None:
+    found = only(said)
+    assert found.negated and shown in found.text

@@ -93,6 +93,6 @@ def test_ray_run_measures_actors_and_leaves_the_shared_ray_running(
     _positive(row, 12)
     _positive(doc["observe"]["Ray actors"], 12)
     assert [m["size"] for m in doc["memory"]] == [0, 30]
-    assert all(m["index_rss_mb"] and m["index_rss_mb"] > 50 for m in doc["memory"])
+    assert all(m["index_rss_mb"] and m["index_rss_mb"] > 50 for m in doc["memory"]), doc["memory"]
     (rep,) = doc["replay"]
-    assert rep["turns"] == 178 and rep["turns_per_s"] > 0 and rep["dead_jobs"] == 0
+    assert rep["turns"] == 178 and rep["turns_per_s"] > 0 and rep["dead_jobs"] == 0, rep
