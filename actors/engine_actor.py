@@ -373,7 +373,7 @@ class EngineService:
             raise NotFound(f"no memory {memory_id!r} in {self.scope}")
         return m
 
-    def list(self, state: str | None = None, limit: int = 1000) -> list[Memory]:
+    def list_memories(self, state: str | None = None, limit: int = 1000) -> list[Memory]:
         if state is not None and state not in {s.value for s in TrustState}:
             raise InvalidInput(f"unknown state {state!r}; one of {', '.join(s.value for s in TrustState)}")
         rows = [m for m in self.table if state is None or m.state.value == state]

@@ -83,7 +83,7 @@ class LogService:
     def retry_job(self, job_id: int) -> None:
         self.store.retry_job(job_id, self.clock.now_ms())
 
-    def purge_units(self, ids: Sequence[str]) -> int:
+    def purge_units(self, ids: Sequence[str]) -> list[str]:
         return self.store.purge_units(list(ids), self.clock.now_ms())
 
     def close(self) -> None:

@@ -220,7 +220,7 @@ class Pipeline:
         if not self.rt.has_project(project):
             project_scope(project)
             return []
-        return self.rt.engine(project).call("list", state)  # type: ignore[no-any-return]
+        return self.rt.engine(project).call("list_memories", state)  # type: ignore[no-any-return]
 
     def detail(self, project: str, memory_id: str) -> MemoryDetail:
         self._known(project)

@@ -26,7 +26,7 @@ def _decay_confidence(count: float, steps: int, half_life: int) -> float:
     # Beta counts relax toward the uniform prior (1.0) with a half-life in steps.
     if steps <= 0 or half_life <= 0:
         return count
-    return 1.0 + (count - 1.0) * 0.5 ** (steps / half_life)
+    return 1.0 + (count - 1.0) * float(0.5 ** (steps / half_life))
 
 
 def credit(memory: Memory, step: int, s: DynamicsSettings, *, hit: float = 0.0, shadow: float = 0.0,

@@ -175,9 +175,9 @@ def ingest(c: Candidate, table: MemoryTable, neighbours: Sequence[tuple[Memory, 
     # 1. exact duplicate of a servable memory: more evidence, no new row.
     for m in same_fp:
         if m.servable:
-            sources = tuple(sorted(set(m.source_unit_ids) | set(c.source_unit_ids)))
+            merged = tuple(sorted(set(m.source_unit_ids) | sources))
             confirmed = m.model_copy(update={
-                "evidence": m.evidence + 1, "source_unit_ids": sources,
+                "evidence": m.evidence + 1, "source_unit_ids": merged,
                 "last_evidence_ms": max(m.last_evidence_ms, c.valid_from_ms),
                 "conf_for": m.conf_for + 1.0, "last_hit_step": max(m.last_hit_step, step),
             })
