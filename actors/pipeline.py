@@ -78,7 +78,7 @@ class Pipeline:
         """Process one batch of extract jobs; returns (done, failed)."""
         log = self.rt.log(project)
         engine = self.rt.engine(project)
-        jobs = log.call("lease", ["extract"], self.batch_jobs)
+        jobs = log.call("lease", ["extract"], self.batch_jobs, self._lease_ms())
         if not jobs:
             return 0, 0
         scope = project_scope(project)
@@ -134,7 +134,7 @@ class Pipeline:
         """Judge leased tensions of a project with the model client and apply the verdicts."""
         engine = self.rt.engine(project)
         decided = 0
-        for job_id, tension_id, a, b in engine.call("lease_adjudications", n):
+        for job_id, tension_id, a, b in engine.call("lease_adjudications", n, self._lease_ms()):
             try:
                 j = self.rt.adjudicator.call("judge", a, b)
                 by = Origin.RULES if j.decided_by == "rules" else Origin.JUDGE
@@ -147,6 +147,16 @@ class Pipeline:
             except DynmemError as exc:
                 engine.call("fail_job", job_id, str(exc))
         return decided
+
+    def _lease_ms(self) -> int:
+        return int(self.rt.settings.runtime.lease_s * 1000)
+
+    def jobs(self, project: str) -> dict[str, dict[str, int]]:
+        """Job counts by kind and state, on the log and on the engine."""
+        self._known(project)
+        counts: dict[str, dict[str, int]] = dict(self.rt.log(project).call("job_counts"))
+        counts.update(self.rt.engine(project).call("job_counts"))
+        return counts
 
     def pending(self, project: str) -> int:
         """Live jobs that this pipeline drains (extract and repair on the log, adjudicate on the engine)."""
@@ -283,7 +293,7 @@ class Pipeline:
         log, engine = self.rt.log(project), self.rt.engine(project)
         settings = self.rt.settings.repair
         done = 0
-        for job in log.call("lease", ["repair"], n):
+        for job in log.call("lease", ["repair"], n, self._lease_ms()):
             try:
                 p = json.loads(job.payload)
                 sig = RepairSignal(query=p["query"], kind=p["kind"], bound_turn=p["bound_turn"],

@@ -245,6 +245,10 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
         rows = pipe.audit(project, max(1, min(limit, 1000)), since_id)
         return {"events": [{"id": r.id, **r.event.model_dump(mode="json")} for r in rows]}
 
+    @app.get("/v1/jobs")
+    def jobs(project: ProjectQuery) -> dict[str, Any]:
+        return {"jobs": pipe.jobs(project)}
+
     @app.get("/v1/stats")
     def stats(project: ProjectQuery) -> dict[str, Any]:
         return pipe.stats(project).model_dump()

@@ -128,7 +128,72 @@ def running_sidecar(data_dir: Path) -> dict[str, Any] | None:
         info: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if not _alive(int(info.get("pid", 0))):
+        return None  # killed without cleaning up: its leftover actors may still answer, but nobody owns them
     return info if isinstance(info.get("url"), str) and _health(info["url"]) else None
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, killed but not yet reaped by its parent, does not)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Linux /proc), children first."""
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*/children"):
+            try:
+                kids = [int(x) for x in task.read_text().split()]
+            except (OSError, ValueError):
+                continue
+            out.extend(kids)
+            todo.extend(kids)
+    return out
+
+
+def reap_orphans(data_dir: Path) -> list[int]:
+    """After a sidecar was killed (``kill -9``), stop the Ray processes it left behind.
+
+    The sidecar records the processes of its local Ray in ``sidecar.json``; when that file
+    names a dead sidecar, its still-running Ray processes (checked by their command line)
+    are killed and the file is removed.
+    """
+    path = Path(data_dir) / SIDECAR_FILE
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if _alive(int(info.get("pid", 0))):
+        return []
+    killed = []
+    for pid in info.get("ray_pids", []):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if "ray" in cmd and _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+    path.unlink(missing_ok=True)
+    return killed
 
 
 def serve(data_dir: Path, settings: Settings, host: str = "127.0.0.1", port: int = 0,
@@ -138,6 +203,7 @@ def serve(data_dir: Path, settings: Settings, host: str = "127.0.0.1", port: int
     if existing:
         ready(f"a sidecar already answers at {existing['url']} (pid {existing.get('pid')})")
         return 0
+    reap_orphans(data_dir)
     import ray
 
     init_ray(address)
@@ -152,7 +218,10 @@ def serve(data_dir: Path, settings: Settings, host: str = "127.0.0.1", port: int
         tmp = sidecar.with_suffix(".tmp")
         tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "token_file": str(Path(data_dir) / TOKEN_FILE),
                                    "review_token_file": str(Path(data_dir) / REVIEW_TOKEN_FILE),
-                                   "data_dir": str(data_dir)}), encoding="utf-8")
+                                   "data_dir": str(data_dir),
+                                   # the local Ray started here, reaped by the next start after a kill -9
+                                   "ray_pids": [] if address else _descendants(os.getpid())}),
+                       encoding="utf-8")
         os.chmod(tmp, 0o600)
         tmp.replace(sidecar)
         ready(f"dynmem sidecar listening on {url}")
@@ -178,6 +247,7 @@ def serve_detached(data_dir: Path, argv: list[str], timeout_s: float = 90.0) -> 
     existing = running_sidecar(data_dir)
     if existing:
         return existing
+    reap_orphans(data_dir)
     logf = open(Path(data_dir) / "sidecar.log", "ab")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen([sys.executable, "-m", "bridge.cli", *argv], stdin=subprocess.DEVNULL, stdout=logf,
                             stderr=logf, start_new_session=True, close_fds=True)
@@ -203,13 +273,12 @@ def stop_sidecar(data_dir: Path, timeout_s: float = 30.0) -> bool:
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
+        reap_orphans(data_dir)  # it died without cleaning up (kill -9): stop what it left
         path.unlink(missing_ok=True)
         return False
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not _alive(pid):
             path.unlink(missing_ok=True)
             return True
         time.sleep(0.1)

@@ -101,6 +101,7 @@ class RepairSettings(_Section):
 class RuntimeSettings(_Section):
     extraction_workers: int = 2
     ray_address: str = ""
+    lease_s: float = 60.0  # a leased job not finished by then (its worker died) is picked up again
 
 
 class Settings(_Section):
