@@ -157,6 +157,8 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
         res = pipe.recall(RecallRequest(project=body.project, query=body.query, k=body.k,
                                         budget_tokens=body.budget_tokens, passive=body.passive,
                                         as_of_ms=_ts("as_of", body.as_of)))
+        if res.abstained and not body.passive:
+            on_observe(body.project)  # an abstained live recall may have queued a repair job
         return wire.RecallReply(
             retrieval_id=res.retrieval_id, abstained=res.abstained, context=res.context,
             memories=[wire.RecalledMemory(id=m.id, text=m.text, score=m.score, state=m.state, scope=m.scope, kind=m.kind,
@@ -198,7 +200,9 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
 
     @app.post("/v1/miss", response_model=wire.MissReply)
     def miss(body: wire.MissBody) -> wire.MissReply:
-        return wire.MissReply(job_id=pipe.miss(body.project, body.query, body.tool, body.session))
+        job = pipe.miss(body.project, body.query, body.tool, body.session)
+        on_observe(body.project)  # wake the worker: a repair job is waiting
+        return wire.MissReply(job_id=job)
 
     @app.post("/v1/log/search", response_model=wire.UnitList)
     def log_search(body: wire.LogSearchBody) -> wire.UnitList:

@@ -32,28 +32,49 @@ log = logging.getLogger("dynmem.sidecar")
 
 
 class Worker(threading.Thread):
-    """Drains each project's jobs in the background; ``wake(project)`` after an observe."""
+    """Drains each project's jobs in the background.
+
+    ``wake(project)`` (after an observe, a miss or a live recall) makes a project *hot*: it is
+    polled every second until it has been idle for ``HOT_S``. Cold projects are swept every
+    ``SWEEP_S`` only, for retries whose backoff ran out and leases left by a dead worker, so
+    that a sidecar serving many idle projects does not write to their stores every second.
+    """
+
+    HOT_S = 60.0
+    SWEEP_S = 30.0
 
     def __init__(self, pipe: Pipeline, projects: list[str]) -> None:
         super().__init__(name="dynmem-worker", daemon=True)
         self.pipe = pipe
         self.projects = set(projects)
+        self.hot: dict[str, float] = {p: time.monotonic() for p in projects}  # a start sweeps everything
         self.event = threading.Event()
         self.stopping = False
         self.lock = threading.Lock()
+        self._last_sweep = time.monotonic()
 
     def wake(self, project: str) -> None:
         with self.lock:
             self.projects.add(project)
+            self.hot[project] = time.monotonic()
         self.event.set()
+
+    def _due(self) -> list[str]:
+        now = time.monotonic()
+        with self.lock:
+            if now - self._last_sweep >= self.SWEEP_S:
+                self._last_sweep = now
+                return sorted(self.projects)
+            for p, seen in list(self.hot.items()):
+                if now - seen > self.HOT_S:
+                    del self.hot[p]
+            return sorted(self.hot)
 
     def run(self) -> None:
         while not self.stopping:
             self.event.wait(timeout=1.0)
             self.event.clear()
-            with self.lock:
-                projects = sorted(self.projects)
-            for project in projects:
+            for project in self._due():
                 try:
                     while not self.stopping:
                         done, failed = self.pipe.pump(project)
@@ -62,6 +83,8 @@ class Worker(threading.Thread):
                             judged += self.pipe.repair(project)
                         if done == failed == judged == 0:
                             break
+                        with self.lock:
+                            self.hot[project] = time.monotonic()
                 except Exception:  # keep serving; the job stays leased and is retried after its lease
                     log.exception("worker: project %s", project)
 
