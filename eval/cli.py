@@ -18,7 +18,7 @@ def _dispatch(module: str) -> object:
 
 
 def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
-    bench = sub.add_parser("bench", help="run a benchmark (tide, peers, locomo, perf, report)")
+    bench = sub.add_parser("bench", help="run a benchmark (tide, peers, locomo, perf, all)")
     bsub = bench.add_subparsers(dest="bench", metavar="BENCHMARK")
     bsub.required = True
     par = argparse.ArgumentParser(add_help=False)
@@ -42,6 +42,9 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
     s.add_argument("--file", help="locomo10.json (default ../shared/eval-data/locomo/locomo10.json)")
     s.add_argument("--conversations", type=int, default=10, help="how many conversations (1-10)")
     s.set_defaults(func=_dispatch("eval.locomo.run"))
+
+    s = bsub.add_parser("all", parents=[common, par], help="regenerate every report of eval/results/ (about 15 minutes)")
+    s.set_defaults(func=_dispatch("eval.all"))
 
     s = bsub.add_parser("perf", parents=[common, par],
                         help="recall latency by store size, observe latency, replay throughput, memory",
