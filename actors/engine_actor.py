@@ -296,7 +296,7 @@ class EngineService:
                     v = self.index.embed([m.text])[0]
                 cos = float(np.dot(qvec, v)) if v is not None else 0.0
             pool.append(Shortlisted(memory=m, cos=float(cos), lex=lex.get(mid, 0.0)))
-        always = [m for t in (self.table, self._global) for m in t if m.tier in (Tier.CORE, Tier.PINNED) and m.servable]
+        always = self.table.always_on() + self._global.always_on()
 
         def rival_of(m: Memory) -> Memory | None:
             for t in self.table.open_tensions_of(m.id):

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from engine.effects import Effects
 from engine.keys import normalize_belief, normalize_key
 from engine.lexical import BM25Index
-from engine.models import Candidate, Memory, Tension
+from engine.models import Candidate, Memory, Tension, Tier
 
 
 def stable_id(prefix: str, *parts: object) -> str:
@@ -41,6 +41,7 @@ class MemoryTable:
         self._by_belief: dict[tuple[str, str], set[str]] = {}
         self.lexical = BM25Index()
         self.tensions: dict[str, Tension] = {}
+        self._always_on: set[str] = set()  # servable core/pinned memories (kept so recall never scans)
         for m in memories:
             self.put(m)
         for t in tensions:
@@ -69,6 +70,10 @@ class MemoryTable:
             self.lexical.add(m.id, m.text)
         else:
             self.lexical.remove(m.id)
+        if m.servable and not m.purged and m.tier in (Tier.CORE, Tier.PINNED):
+            self._always_on.add(m.id)
+        else:
+            self._always_on.discard(m.id)
 
     def _unindex(self, m: Memory) -> None:
         self._by_fp.get((m.scope, m.fingerprint), set()).discard(m.id)
@@ -100,6 +105,10 @@ class MemoryTable:
     def with_belief(self, scope: str, belief: str) -> list[Memory]:
         ids = self._by_belief.get((scope, normalize_belief(belief)), ())
         return sorted((self._by_id[i] for i in ids), key=lambda m: m.id)
+
+    def always_on(self) -> list[Memory]:
+        """Servable core and pinned memories (the always-on slots)."""
+        return [self._by_id[i] for i in sorted(self._always_on)]
 
     def open_tensions_of(self, memory_id: str) -> list[Tension]:
         return [t for t in self.tensions.values() if memory_id in (t.a_id, t.b_id)]
