@@ -163,3 +163,12 @@ def test_the_engine_view_always_equals_its_store(pipe: Pipeline, tmp_path: Path)
     engine = pipe.rt.engine("shop").target
     stored = {m.id: m for m in engine.store.load_memories()}
     assert {m.id: m for m in engine.table} == stored and len(stored) > 5
+
+
+def test_core_memories_are_always_on_until_forgotten(pipe: Pipeline) -> None:
+    rep = pipe.remember(RememberRequest(project="shop", text="Always answer in British English.", tier="core"))
+    pipe.remember(RememberRequest(project="shop", text="The API listens on port 7070."))
+    assert "British English" in recall(pipe, "shop", "which port does the API use?")
+    pipe.forget(ForgetRequest(project="shop", memory_id=rep.memory_ids[0]))
+    block = recall(pipe, "shop", "which port does the API use?")
+    assert "British English" not in block and "7070" in block  # positive control
