@@ -1,7 +1,8 @@
 """The offline, deterministic ``rules`` model client (DESIGN §5), the default one.
 
 Pure Python: no I/O, no clock, no randomness; the same input always gives the same output.
-Extraction lives in ``rules_extract`` (patterns and canonical keys), adjudication and
+Extraction lives in ``rules_extract`` (the pipeline; its extractors in ``rules_facts``,
+``rules_procedures`` and ``rules_choices``, patterns and canonical keys), adjudication and
 recognition in ``rules_judge``, text handling in ``rules_text``; the "conversation"
 profile extracts with ``rules_conversation`` instead. Its limits are written
 down in ``RULES_LIMITS.md``.

@@ -1,0 +1,404 @@
+"""Choice extractors of the rules client: which tools the project uses, and which it dropped.
+
+Tool choices keyed by category or stated purpose (``package manager``, ``cache``,
+``linter``...), where a kind of data is stored (``session storage``), removals ("we dropped
+Redis"), and "switched from X to Y". Plain-word tool names (poetry, black, express) only
+count next to tooling context. Extractors take a ``Clause`` and return a ``Finding`` or
+None (``rules_extract`` tries them in order).
+"""
+
+from __future__ import annotations
+
+import re
+
+from actors.llm.rules_clause import (
+    EVALUATIVE,
+    EXCLUDED_BEFORE,
+    MEASURE,
+    NOT_SUBJECTS,
+    Clause,
+    Finding,
+    cap,
+    lower_first,
+    np_words,
+    pick,
+)
+from actors.llm.rules_procedures import BACKTICKED, CONVENTIONS, STARTS_EXE, purposes_in
+from actors.llm.rules_text import (
+    CATEGORIES,
+    DECISION,
+    STOPWORDS,
+    TECH_PATTERN,
+    tech_category,
+    tech_display,
+    tech_name,
+)
+from engine.keys import normalize_belief, normalize_key
+from engine.models import Kind
+
+_I = re.I
+
+
+_NEGATION = re.compile(
+    r"\b(?:dropped|drop|removed|remove|got rid of|get rid of|ditched|ditch|retired|no longer use[sd]?|"
+    r"no longer need|no longer using|stopped using|stop using|don't use|do not use|doesn't use|"
+    r"does not use|aren't using|are not using|not using|never use|avoid|killed|deprecated|"
+    r"(?:we|to|will|'ll|should|must|can)\s+sunset|sunsetted|sunsetting|"
+    r"moved (?:away )?(?:off|away from)|uninstalled|no more|ripped out|tore out|phased out|ditched)\s+(?:the\s+|our\s+|any\s+)?",
+    _I,
+)
+# A removal told after the thing: "pycodestyle is gone", "X was removed from CI last week".
+_NEGATION_AFTER = re.compile(
+    r"\s+(?:is|are|was|were|has been|have been|got|just got)\s+(?:now\s+)?(?:completely\s+|fully\s+)?"
+    r"(?:gone|removed|dropped|deprecated|decommissioned|retired|ripped out|uninstalled|deleted|dead|phased out)\b",
+    _I,
+)
+_NEGATED_THING = re.compile(
+    r"(?P<t>[\w.+#/-]+(?:\s+[\w.+#/-]+){0,2}?)(?=\s+(?:anymore|any more|now|from|for|in favou?r|"
+    r"because|since|as|and|entirely|completely|altogether|dependency|dependencies|service|package|"
+    r"library|support|container|containers|integration)\b|\s*[,.;!]|\s*$)",
+    _I,
+)
+_THING_SUFFIX = re.compile(r"\s+(?:dependency|dependencies|service|package|library|lib|support|container|containers|integration)$", _I)
+
+
+_STORE_CATEGORIES = frozenset({"database", "cache", "object storage", "search engine"})
+_THING = r"(?P<t>[a-z][a-z-]{2,})"
+_STORED_BEFORE = re.compile(  # the words just before the store's name
+    rf"(?:\b(?:store|stores|stored|storing|keep|keeps|kept|put|puts|persist|persists|save|saves|saved)\s+"
+    rf"(?:the\s+|our\s+|all\s+)?{_THING}|\b{_THING.replace('<t>', '<t2>')}\s+"
+    rf"(?:(?:are|is|get|gets|were|was|will be|do|does)\s+)?(?P<neg>no longer\s+|not\s+|never\s+)?(?:now\s+)?"
+    rf"(?:stored|kept|persisted|saved|go|goes|live|lives|stay|stays|move|moves|moved|belong|belongs|sit|sits)"
+    rf"(?:\s+(?:now|back))?(?:\s+from\s+[\w.-]+)?)\s+(?:in|into|to|on|inside)\s+(?:the\s+)?$",
+    _I,
+)
+_STORED_AFTER = re.compile(rf"^\s+for\s+(?:the\s+|our\s+|all\s+)?{_THING}\b", _I)
+_NOT_THINGS = STOPWORDS | CATEGORIES | frozenset(
+    "data everything anything stuff things thing caching cache storage persistence now it them "
+    "files file tests test development dev production prod local everyone us".split()
+)
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+_STORE_KINDS = _STORE_CATEGORIES | {"message queue"}
+_STORE_VERB_BEFORE = re.compile(
+    r"\b(?:store|stores|stored|storing|keep|keeps|put|puts|persist|persists|save|saves|move|moved|migrate|migrated|"
+    r"shift|shifted|write|writes)\s+(?P<t>.+?)\s+(?:(?:over\s+)?from\s+\S+(?:\s+\S+)?\s+)?(?:over\s+)?"
+    r"(?:in|into|to|on|inside)\s+(?:the\s+)?$",
+    _I,
+)
+_STORE_PASSIVE_BEFORE = re.compile(
+    r"\s(?:(?:are|is|get|gets|were|was|will be|do|does)\s+)?(?P<neg>no longer\s+|not\s+|never\s+)?(?:now\s+)?"
+    r"(?:stored|kept|persisted|saved|written|go|goes|live|lives|stay|stays|move|moves|moved|belong|belongs|sit|sits)"
+    r"(?:\s+(?:now|back))?(?:\s+(?:over\s+)?from\s+\S+)?\s+(?:in|into|to|on|inside)\s+(?:the\s+)?$",
+    _I,
+)
+_STORE_AFTER = re.compile(
+    r"^\s+(?:now\s+)?(?:holds|keeps|stores|handles|backs|persists)\s+(?P<t>.+)$"
+    r"|^\s+(?:(?:now\s+)?replaced\s+\S+(?:\s+\S+)?\s+)?for\s+(?P<t2>.+)$",
+    _I,
+)
+_REMOVED_FROM = re.compile(r"\b(?:from|out of|for)\s+(?P<t>.+)$", _I)
+
+
+def _thing_phrase(raw: str) -> str:
+    head = re.match(r"(?:the|our|all|all the|any)\s+", raw, _I)
+    return np_words(raw, head.end() if head else 0, limit=4)
+
+
+def _valid_thing(phrase: str) -> bool:
+    words = phrase.lower().split()
+    if not words or TECH_PATTERN.fullmatch(phrase) or any(TECH_PATTERN.fullmatch(w) for w in words):
+        return False
+    head = _singular(words[-1])
+    if head in {"file", "files"} and len(words) > 1:
+        return True  # "uploaded files" is a thing stored; a bare "files" is too vague
+    return words[-1] not in _NOT_THINGS and head not in _NOT_THINGS
+
+
+def _stored_thing(text: str, tech: re.Match[str], removal: bool = False) -> tuple[str, bool] | None:
+    """('user sessions', negated) in "we store user sessions in Redis", "sessions go in Postgres",
+    "Redis holds sessions", "Redis replaced Mongo for sessions", "drop Redis from sessions"."""
+    if tech_category(tech_name(tech.group(1))) not in _STORE_KINDS:
+        return None
+    before, after = text[: tech.start()], text[tech.end() :]
+    candidates: list[tuple[str, bool]] = []
+    passive = _STORE_PASSIVE_BEFORE.search(before)
+    if passive:
+        candidates.append((np_words(before, passive.start() + 1, backwards=True, limit=4), bool(passive.group("neg"))))
+    active = _STORE_VERB_BEFORE.search(before)
+    if active:
+        candidates.append((_thing_phrase(active.group("t")), False))
+    later = _STORE_AFTER.match(after)
+    if later:
+        candidates.append((_thing_phrase(later.group("t") or later.group("t2")), False))
+    if removal:
+        gone = _REMOVED_FROM.search(after)
+        if gone:
+            candidates.append((_thing_phrase(gone.group("t")), False))
+    for phrase, negated in candidates:
+        if phrase and _valid_thing(phrase):
+            return lower_first(phrase), negated
+    return None
+
+
+def _storage_finding(thing: str, name: str, negated: bool) -> Finding:
+    head = thing.lower().split()[-1]
+    plural = head.endswith("s") and not head.endswith("ss")
+    verb = "are" if plural else "is"
+    where = tech_display(name)
+    text = f"{cap(thing)} {verb} no longer stored in {where}." if negated else f"{cap(thing)} {verb} stored in {where}."
+    # One key per stored thing, by its head noun: "user sessions" and "sessions" share `session storage`
+    return Finding(f"{_singular(head)} storage", name, Kind.DECISION, text, negated=negated)
+
+
+# Tool names that are also ordinary English words ("a poetry reading", "express myself",
+# "a black dress"): in prose they only count as a tool with a tooling context around them.
+_PLAIN_WORD_TECHS = frozenset(
+    "poetry express black bun parcel mocha jest hatch clerk sentry drizzle rollup biome astro react "
+    "angular flask rails cypress playwright jenkins travis cassandra azure uv pip mamba maven "
+    "spring boot cloud run".split()
+) | {"spring boot", "cloud run"}
+# Words that make a clause about software tooling: a plain-word tool name next to them is a tool.
+_TOOLING_CONTEXT = re.compile(
+    r"`|--\w|\w/\w|\b[\w-]+\.(?:py|js|ts|toml|json|lock|ya?ml|cfg|ini|txt)\b|\b\d+\.\d+\b|"
+    r"\b(?:package manager|packages?|lockfiles?|lock file|dependenc\w*|deps|lint\w*|format\w*|"
+    r"type[- ]?check\w*|tests?|testing|test runner|framework|librar\w*|lib|plugins?|modules?|repo\w*|codebase|"
+    r"code|build\w*|ci|pipelines?|deploy\w*|config\w*|install\w*|virtualenv|venv|env|backend|frontend|"
+    r"api|server|services?|cli|scripts?|commands?|bundl\w*|compil\w*|project|app|stack|migrat\w*|"
+    r"version|upgrade\w*|bump\w*|pinned|pin|cache|database|db|queue|stor(?:e|es|ed|ing)|persist\w*|events?)\b",
+    _I,
+)
+# A plain-word tool name directly after one of these is the object of a tooling choice.
+_TOOL_GOVERNOR = re.compile(
+    r"\b(?:use|uses|used|using|switch(?:ed|ing)?\s+(?:\w+\s+)?to|mov(?:e|ed|ing)\s+(?:\w+\s+)?to|"
+    r"migrat\w*\s+(?:\w+\s+)?to|stick(?:ing)?\s+to|back\s+to|adopt\w*|install\w*|run|runs|"
+    r"(?:managed|installed|built|linted|formatted|run|tested)\s+with|instead of|rather than|"
+    r"in favou?r of|replac\w*(?:\s+\w+)?\s+with|went with|go with|chose|picked|settled on)"
+    r"\s+(?:the\s+|our\s+)?`?$",
+    _I,
+)
+_PROSE_AFTER = re.compile(r"^\s+(?:to\s+\w+|myself|yourself|himself|herself|ourselves|themselves)\b", _I)
+
+
+def _tool_in_context(text: str, tech: re.Match[str]) -> bool:
+    """Is this tool name about tooling? Always for distinctive names (Redis, pytest); a name
+    that is also an ordinary word (poetry, express, black) needs a tooling context: tooling
+    words or code in the clause, another tool named, or a choice verb governing it."""
+    if tech_name(tech.group(1)) not in _PLAIN_WORD_TECHS or _stored_thing(text, tech, removal=True):
+        return True  # a distinctive name, or a store holding something ("sessions go into Cassandra")
+    rest = text[: tech.start()] + " " + text[tech.end() :]
+    if _TOOLING_CONTEXT.search(rest):
+        return True
+    if any(tech_name(m.group(1)) not in _PLAIN_WORD_TECHS for m in TECH_PATTERN.finditer(rest)):
+        return True
+    return bool(_TOOL_GOVERNOR.search(text[: tech.start()])) and not _PROSE_AFTER.match(text[tech.end() :])
+
+
+def _techs(text: str) -> list[re.Match[str]]:
+    """Technology names, except inside an inline command (`npm install`, `docker compose up`)
+    and plain-word names outside a tooling context ("a transgender poetry reading")."""
+    spans = [m.span() for m in BACKTICKED.finditer(text) if " " in m.group(1).strip()]
+    return [m for m in TECH_PATTERN.finditer(text)
+            if not any(a < m.start() < b for a, b in spans) and _tool_in_context(text, m)]
+
+
+def _postfix_removal(c: Clause) -> Finding | None:
+    """ "pycodestyle is gone, we ripped it out", "Woodpecker was removed from CI": a bare tool name
+    (no article: "the old folder is deleted" is no dependency) before a removal verb."""
+    after = _NEGATION_AFTER.search(c.text)
+    if not after or c.speaker == "assistant":
+        return None
+    before = c.text[: after.start()]
+    phrase = np_words(c.text, after.start(), backwards=True, limit=3)
+    if not phrase or re.search(r"\b(?:the|our|my|this|that|your)\s+(?:\w+\s+)?$", before[: len(before) - len(phrase)], _I):
+        return None
+    if phrase.lower() in _NOT_REMOVED or phrase.split()[0].lower() in _NOT_REMOVED | NOT_SUBJECTS:
+        return None
+    name = normalize_belief(phrase)
+    return Finding("", name, Kind.DECISION, f"The project no longer uses {phrase}.", negated=True)
+
+
+def extract_removal(c: Clause) -> Finding | None:
+    neg = _NEGATION.search(c.text)
+    techs = _techs(c.text)
+    post = [m for m in techs if _NEGATION_AFTER.match(c.text, m.end())]
+    if not post and (not neg or not techs):
+        late = _postfix_removal(c)  # "stylelint was dropped last week": the thing comes first
+        if late or not neg:
+            return late
+    negated = post[:1] or [m for m in techs if neg and m.start() >= neg.end() and m.start() - neg.end() <= 12]
+    positive = [m for m in techs if m not in negated and not EXCLUDED_BEFORE.search(c.text[: m.start()])]
+    if positive:
+        return None  # "we dropped npm in favour of pnpm": the choice extractor states it
+    if not negated and not neg:
+        return None
+    if not negated and any(subject.search(c.text) for _, subject, _ in CONVENTIONS):
+        return None  # "never use tabs" is a convention, not a dropped dependency
+    if negated:
+        name = tech_name(negated[0].group(1))
+        stored = _stored_thing(c.text, negated[0], removal=True)
+        if stored:
+            return _storage_finding(stored[0], name, negated=True)
+        display, key = tech_display(name), tech_category(name)
+    else:
+        if c.speaker == "assistant":
+            return None  # "Removed the TODO from the route": an edit, not a dropped dependency
+        thing = _NEGATED_THING.match(c.text, neg.end())
+        if not thing:
+            return None
+        display = _THING_SUFFIX.sub("", thing.group("t")).strip(" .,`")
+        first = display.lower().split()[0] if display else ""
+        if not display or first in _NOT_REMOVED or display.lower() in _NOT_REMOVED:
+            return None
+        if not _plausible_removed(display, c.text, neg):
+            return None
+        where = re.match(r"\s+(?:from|in|out of)\s+(?:the\s+)?(\S+)", c.text[thing.end() :])
+        if where and (re.search(r"[./]", where.group(1)) or display[:1].islower() and " " in display):
+            return None  # "drop the note from CONTRIBUTING.md": an edit of a file
+        name, key = normalize_belief(display), ""
+        if STARTS_EXE.match(display):
+            # "drop `make test-all`": the command is retired, under the command's key
+            found = purposes_in(display)
+            if found:
+                return Finding(f"{found[0]} command", name, Kind.DECISION, f"`{display}` is no longer used.", negated=True)
+        if neg.group(0).lower().rstrip().endswith(("the", "our")):
+            display = "the " + display
+    return Finding(key, normalize_belief(name), Kind.DECISION, f"The project no longer uses {display}.", negated=True)
+
+
+# Removal verbs that are everyday words too ("avoid injuries", "no more excuses"): the thing
+# removed must look like software (code-ish, a name) or the clause must be about tooling.
+_WEAK_REMOVAL = re.compile(r"^(?:avoid|killed|no more)\b", _I)
+_CODEISH_THING = re.compile(r"[`./_\d]|\w-\w|[a-z][A-Z]|^[A-Z][\w-]*[A-Z]|^[A-Z]{2,}")
+_PLAIN_MODIFIERS = re.compile(r"(?:ly|ful|ous|ive|ish|less|able|ible)$", _I)
+_PRONOUNS = frozenset("her him me you them it us myself yourself himself herself themselves one".split())
+
+
+def _plausible_removed(display: str, text: str, neg: re.Match[str]) -> bool:
+    """A dropped thing is a noun phrase naming something (a module, a service, a dependency),
+    not an adverb, adjective, pronoun or date: "captured the sunset perfectly", "got rid of
+    her", "dropped on the 11th", "avoid injuries" are no removals."""
+    words = display.split()
+    low = [w.lower().strip(".,!?'\"") for w in words]
+    if low[0] in STOPWORDS or low[-1] in STOPWORDS or low[-1] in _PRONOUNS:
+        return False
+    if low[-1] in _NOT_REMOVED or low[-1] in EVALUATIVE or any(w in EVALUATIVE for w in low):
+        return False
+    if _PLAIN_MODIFIERS.search(low[-1]) and not _CODEISH_THING.search(words[-1]):
+        return False  # "perfectly", "peaceful", "negative": a modifier, not a thing
+    if re.fullmatch(r"\d+(?:st|nd|rd|th)?", low[-1]):
+        return False
+    if _WEAK_REMOVAL.match(neg.group(0)):
+        rest = text[: neg.start()] + " " + text[neg.end() :]
+        return bool(_CODEISH_THING.search(display) or _TOOLING_CONTEXT.search(rest))
+    return True
+
+
+_NOT_REMOVED = frozenset(
+    "it that this them those tests test anything everything something nothing any all features feature "
+    "code stuff things thing way one ones".split()
+)
+
+
+_CHOICE_VERB = re.compile(
+    r"\b(?:use[sd]?|using|switch\w*|mov(?:e|ed|ing)|migrat\w*|go(?:ing)? with|went with|adopt\w*|"
+    r"pick\w*|chose|choose|chosen|standardi[sz]\w* on|rel(?:y|ies) on|runs? on|(?:is|are) on|"
+    r"we're on|deploy\w*|host\w*|stor(?:e|es|ed|ing)|replac\w*|instead of|rather than|over|"
+    r"prefer\w*|in favou?r of|settled on|decided on|install\w*|via|through|now|back to)\b"
+    r"|^[\w.-]+(?:\s[\w.-]+)?\s+for\s",
+    _I,
+)
+_PURPOSE_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, _I), k)
+    for p, k in (
+        (r"\bpackage manager\b|\b(?:install|manage)\w*\s+(?:packages|deps|dependencies)\b", "package manager"),
+        (r"\bcach(?:e|es|ing)\b", "cache"),
+        (r"\b(?:database|db|storage|stor(?:e|es|ed|ing)|persist\w*|datastore)\b", "database"),
+        (r"\blint(?:er|ers|ing)?\b", "linter"),
+        (r"\bformat(?:ter|ting)?\b", "formatter"),
+        (r"\btype[- ]?check\w*", "type checker"),
+        (r"\b(?:tests?|testing|test runner|test framework)\b", "test framework"),
+        (r"\b(?:ci|continuous integration)\b", "ci provider"),
+        (r"\b(?:deploy\w*|host(?:ing|ed)?)\b", "deploy target"),
+        (r"\b(?:queues?|messaging|message broker|pub/?sub)\b", "message queue"),
+        (r"\bbundl\w*", "bundler"),
+    )
+)
+_GROUPS = (
+    {"database", "cache", "object storage", "search engine", "message queue"},
+    {"linter", "formatter", "type checker"},
+    {"ci provider", "deploy target"},
+    {"package manager"},
+    {"test framework"},
+    {"bundler"},
+)
+
+
+def _purpose(text: str, category: str) -> str:
+    """The belief key named by the clause ('for caching'), if it fits the chosen tool's kind."""
+    if category == "object storage":
+        return category
+    for pattern, purpose in _PURPOSE_RULES:
+        if pattern.search(text):
+            if any(purpose in g and category in g for g in _GROUPS):
+                return purpose
+    return category
+
+
+def extract_choice(c: Clause) -> Finding | None:
+    techs = _techs(c.text)
+    if not techs:
+        return None
+    rest = TECH_PATTERN.sub(" ", c.text)
+    for tech in techs:
+        stored = _stored_thing(c.text, tech)
+        if stored and not EXCLUDED_BEFORE.search(c.text[: tech.start()]):
+            return _storage_finding(stored[0], tech_name(tech.group(1)), negated=stored[1])
+    named = any(p.search(rest) for p, _ in _PURPOSE_RULES) and re.search(r"\b(?:is|are)\b", c.low)
+    if not (_CHOICE_VERB.search(c.low) or named):
+        return None
+    neg = _NEGATION.search(c.text)
+    live = [m for m in techs if not (neg and 0 <= m.start() - neg.end() <= 12)]
+    chosen = pick(c.text, live)
+    if chosen is None:
+        return None
+    name = tech_name(chosen.group(1))
+    key = _purpose(rest, tech_category(name))
+    kind = Kind.DECISION if (c.changed or DECISION.search(c.low)) else Kind.FACT
+    label = _CATEGORY_LABEL.get(key, key)
+    return Finding(key, name, kind, f"The project uses {tech_display(name)} as its {label}.")
+
+
+_CATEGORY_LABEL = {"ci provider": "CI provider", "http client": "HTTP client", "orm": "ORM",
+                   "api style": "API style", "css framework": "CSS framework"}
+
+
+_SWITCH = re.compile(
+    r"\b(?:switch|mov|migrat|chang|go|went)\w*\s+(?:(?:the|our)\s+(?P<what>[\w\s-]{1,30}?)\s+)?from\s+"
+    r"`?(?P<old>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?\s+to\s+`?(?P<new>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?$"
+    r"|\buse\s+`?(?P<new2>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?\s+(?:instead of|rather than|in place of)\s+`?(?P<old2>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?$"
+    r"|\breplac\w*\s+`?(?P<old3>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?\s+with\s+`?(?P<new3>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?$",
+    _I,
+)
+
+
+def extract_switch(c: Clause) -> Finding | None:
+    match = _SWITCH.search(c.text)
+    if not match:
+        return None
+    old = match.group("old") or match.group("old2") or match.group("old3")
+    new = match.group("new") or match.group("new2") or match.group("new3")
+    what = match.group("what")
+    if not what and any(MEASURE.match(v) or v.replace(".", "").isdigit() for v in (old, new)):
+        return None  # "went from 2m10s to 1m20s": a measurement, not a replaced tool
+    if what:
+        key, text = normalize_key(what), f"The {what.strip()} is {new}."
+    else:
+        key, text = normalize_key(old), f"The project uses {new} instead of {old}."
+    return Finding(key, normalize_belief(new), Kind.DECISION, text)

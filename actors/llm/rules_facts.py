@@ -1,0 +1,485 @@
+"""Fact extractors of the rules client: where things run and what they are set to.
+
+Ports, environment variables, hosts, versions, file locations, and the generic
+"<subject> is <value>" fallback; each gives a canonical key (``api port``, ``database host``,
+``python version``, ``tests location``...) so that rephrasings of one subject supersede
+each other. Extractors take a ``Clause`` and return a ``Finding`` or None (``rules_extract``
+tries them in order).
+"""
+
+from __future__ import annotations
+
+import re
+
+from actors.llm.rules_clause import (
+    EVALUATIVE,
+    MEASURE,
+    NOT_SUBJECTS,
+    Clause,
+    Finding,
+    article_free,
+    lower_first,
+    np_after_article,
+    np_words,
+    pick,
+)
+from actors.llm.rules_text import (
+    CHANGE,
+    DECISION,
+    STOPWORDS,
+    TECH_PATTERN,
+    tech_category,
+    tech_display,
+    tech_name,
+)
+from engine.keys import normalize_belief, normalize_key
+from engine.models import Kind
+
+_I = re.I
+
+
+_PORT_CONTEXT = re.compile(
+    r"\bports?\b|\blisten\w*|(?:localhost|127\.0\.0\.1|0\.0\.0\.0|[\w-]+\.[\w.-]+):\d{2,5}\b"
+    r"|\b(?:runs?|running|serves?|served|serving|bound|binds?|exposed?|available|up|lives?)"
+    r"\s+(?:now\s+)?(?:on|at)\s+(?:localhost:)?\d{2,5}\b"
+    r"|\b(?:api|backend|server|frontend|service)\b.*\b(?:on|to|from)\s+\d{4,5}\b(?!\.\d)"
+    r"|\bbinds?\s+(?:to\s+)?\d{2,5}\b",
+    _I,
+)
+# Weaker contexts that need a service-like subject: "the docs site is on 8080", "switched X over to 8080".
+_PORT_WEAK_CONTEXT = re.compile(r"\b(?:is|are|it's|'s)\s+(?:now\s+)?on\s+\d{4,5}\b(?!\.\d)|\bover\s+to\s+\d{4,5}\b(?!\.\d)", _I)
+_SERVICE_HEADS = frozenset(
+    "api server service site app gateway exporter dashboard receiver proxy daemon worker endpoint backend "
+    "frontend ui console portal admin database db cache broker registry listener agent webhook docs "
+    "storybook microservice bff collector scheduler sidecar".split()
+)
+_PORT_NUMBER = re.compile(r"(?<![\w.\-/])(\d{2,5})(?![\w%]|\.\d)")
+_UNIT_AFTER = re.compile(
+    r"^\s*(?:ms|s|secs?|seconds|minutes|mins|h|hours|mb|gb|kb|%|workers|threads|items|lines|"
+    r"chars|characters|columns|retries|times|rows|requests|users|px)\b",
+    _I,
+)
+_SERVICE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:front[- ]?end|web ?app|web ui|ui|client|vite|next\.?js|react app)\b"), "frontend"),
+    (re.compile(r"\b(?:postgres\w*|psql|mysql|mariadb|database|db|mongo\w*)\b"), "database"),
+    (re.compile(r"\bredis\b"), "redis"),
+    (re.compile(r"\bgrpc\b"), "grpc"),
+    (re.compile(r"\b(?:metrics|prometheus)\b"), "metrics"),
+    (re.compile(r"\bwebsockets?\b"), "websocket"),
+    (re.compile(r"\badmin\b"), "admin"),
+)
+_NAMED_SERVICE = re.compile(r"\b([a-z][a-z0-9-]*)[ -](?:service|server|worker|daemon|microservice)(?![\w.])")
+_GENERIC_SERVICE = frozenset(
+    "api backend dev web main our the this new http https local node app application rest flask "
+    "express fastapi django uvicorn gunicorn a an my that test prod production staging".split()
+)
+_SERVICE_NAMED = re.compile(
+    r"\b(?:api|backend|back[- ]end|server|service|front[- ]?end|postgres\w*|mysql|db|database|redis|"
+    r"web ?app|ui|client|vite|grpc|metrics|admin)\b"
+)
+_PORT_TEXT = {
+    "api": "The API server listens on port {n}.",
+    "frontend": "The frontend dev server runs on port {n}.",
+    "database": "The database listens on port {n}.",
+    "redis": "Redis listens on port {n}.",
+}
+
+
+def _service(low: str) -> str:
+    """The service the clause is about: the first one named ("the API serves /metrics on 9100")."""
+    found: list[tuple[int, str]] = []
+    for pattern, service in _SERVICE_RULES:
+        match = pattern.search(low)
+        if match:
+            found.append((match.start(), service))
+    for match in _NAMED_SERVICE.finditer(low):
+        if match.group(1) not in _GENERIC_SERVICE and match.group(1) not in STOPWORDS:
+            found.append((match.start(), match.group(1)))
+            break
+    api = re.search(r"\b(?:api|backend|back[- ]end|rest)\b", low)
+    if api:
+        found.append((api.start(), "api"))
+    if found:
+        return min(found)[1]
+    if re.search(r"\bdev server\b", low):
+        return "frontend"
+    return "api"
+
+
+ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
+
+
+def _env_service_word(match: re.Match[str]) -> str:
+    """`TEST_DB_URL` -> "db", `VITE_API_URL` -> "api": the word before the URL/HOST/PORT suffix."""
+    parts = match.group(0).split("_")
+    if len(parts) >= 2 and parts[-1] in {"URL", "URI", "HOST", "PORT", "ADDR", "ADDRESS", "DSN"}:
+        return parts[-2]
+    return " ".join(parts)
+
+
+def _rule_service(low: str) -> str:
+    """The known service a phrase names ("admin dashboard" -> "admin"), or ""."""
+    found: list[tuple[int, str]] = []
+    for pattern, service in _SERVICE_RULES:
+        match = pattern.search(low)
+        if match:
+            found.append((match.start(), service))
+    for match in _NAMED_SERVICE.finditer(low):
+        if match.group(1) not in _GENERIC_SERVICE and match.group(1) not in STOPWORDS:
+            found.append((match.start(), match.group(1)))
+            break
+    api = re.search(r"\b(?:api|backend|back[- ]end|rest)\b", low)
+    if api:
+        found.append((api.start(), "api"))
+    return min(found)[1] if found else ""
+
+
+def _port_subject(text: str) -> tuple[str, str]:
+    """(service key, phrase) of the service a port clause names, for ANY service name:
+    "the docs site binds to 5499" -> ("docs site", "docs site"). ("", "") when none is named."""
+    text = _PORT_NUMBER.sub(" ", text)
+    phrases = [p for _, p in np_after_article(text)]
+    if not phrases:
+        verb = re.search(r"\b(?:listens|runs|binds|is|are|serves|lives)\b", text, _I)
+        if verb:
+            phrases = [p for p in [np_words(text, verb.start(), backwards=True)] if p]
+    for phrase in phrases:
+        low = phrase.lower()
+        if _HOSTNAME.fullmatch(low) or re.search(r"\b(?:url|dsn|uri|env|vpn|config)\b", low):
+            continue
+        rule = _rule_service(low)
+        if rule:
+            return rule, phrase
+        if all(w in _GENERIC_SERVICE or w in {"server", "service", "api"} for w in low.split()):
+            return "", ""
+        return normalize_key(low), phrase
+    return "", ""
+
+
+def extract_port(c: Clause) -> Finding | None:
+    weak = False
+    if not _PORT_CONTEXT.search(c.low):
+        if not _PORT_WEAK_CONTEXT.search(c.low):
+            return None
+        weak = True
+    nums = [
+        m
+        for m in _PORT_NUMBER.finditer(c.low)
+        if 1 <= int(m.group(1)) <= 65535 and not _UNIT_AFTER.match(c.low[m.end() :])
+    ]
+    chosen = pick(c.low, nums)
+    if chosen is None:
+        return None
+    port = chosen.group(1)
+    # `TEST_DB_URL` names its service too: read an environment variable as its service word
+    words = ENV_NAME.sub(_env_service_word, c.text).lower()
+    if not _SERVICE_NAMED.search(words) and re.search(r"\b(?:url|dsn|uri|connection string)\b", words):
+        return None  # "the fallback URL in env.py to port 5433": which service is unknown
+    # `TEST_DB_URL` names its service itself; otherwise the clause's subject phrase does
+    named, phrase = ("", "") if ENV_NAME.search(c.text) else _port_subject(c.text)
+    if weak and not (named and (named in _PORT_TEXT or phrase.lower().split()[-1] in _SERVICE_HEADS
+                                or _rule_service(phrase.lower()))):
+        return None  # "the fix is on 1234": only a service is "on" a port
+    # A clause that names a service is about that service, whatever its name; only a clause
+    # naming none ("it runs on 8080") defaults to the API.
+    service = named or _service(_PORT_NUMBER.sub(" ", words))
+    if service in _PORT_TEXT or not phrase:
+        text = _PORT_TEXT.get(service, "The {s} service listens on port {n}.").format(n=port, s=service)
+    else:
+        text = f"The {lower_first(phrase)} listens on port {port}."
+    return Finding(f"{service} port", port, Kind.FACT, text)
+
+
+_ENV_SET = re.compile(
+    r"\b(?:set|export|define)\s+(?:the\s+)?(?:env(?:ironment)? var(?:iable)?\s+)?`?(?P<n>[A-Z][A-Z0-9_]{2,})`?"
+    r"\s*(?:to|=)\s*`?(?P<v>[^\s`]+)`?"
+)
+_ENV_IS = re.compile(
+    r"`?(?P<n>[A-Z][A-Z0-9]*_[A-Z0-9_]+)`?\s*(?:=|is(?: now)?|should be|must be|needs to be|"
+    r"(?:is\s+)?set to)\s*`?(?P<v>[^\s`]+)`?"
+)
+
+
+def extract_env(c: Clause) -> Finding | None:
+    match = _ENV_SET.search(c.text) or _ENV_IS.search(c.text)
+    if not match:
+        return None
+    name, value = match.group("n"), match.group("v").rstrip(".,;")
+    if not value or value.lower() in STOPWORDS or value.lower() in {"something", "whatever", "yours"}:
+        return None  # "set `DATABASE_URL` to your own credentials"
+    return Finding(
+        f"{name} env var",
+        normalize_belief(value),
+        Kind.FACT,
+        f"The environment variable `{name}` is set to `{value}`.",
+    )
+
+
+_HOST_VALUE = r"`?(?P<v>(?:https?|wss?|postgres(?:ql)?|redis|mysql|mongodb)://[^\s`]+|[\w-]+(?:\.[\w-]+)+(?::\d+)?(?:/[^\s`]*)?|localhost(?::\d+)?)`?"
+_HOST = re.compile(
+    r"\b(?P<q>(?:[\w-]+\s+){0,2}?)(?P<h>host ?names?|hosts?|base urls?|urls?|domains?|endpoints?|uris?|dsn|address)"
+    r"\s+(?:is\s+(?:now\s+)?|are\s+(?:now\s+)?|(?:was\s+|has been\s+)?(?:moved|changed|switched)\s+to\s+|=\s*|:\s*|"
+    r"points? to\s+)" + _HOST_VALUE,
+    _I,
+)
+_HOST_AT = re.compile(
+    r"^(?P<q>(?:the\s+)?[\w-]+(?:\s+[\w-]+)?)\s+(?:is|are|lives?|runs?)\s+(?:now\s+)?(?:hosted\s+|deployed\s+|served\s+)?"
+    r"(?:at|on)\s+" + _HOST_VALUE,
+    _I,
+)
+
+
+_HOSTNAME_VALUE = r"`?(?P<v>[a-z0-9][\w-]*(?:\.[\w-]+)*\.[a-z][a-z-]+(?::\d{2,5})?)`?(?![\w/.-]|\.\w)"
+_FILE_EXTENSIONS = frozenset(
+    "py js ts tsx jsx go rs rb java toml yaml yml json md cfg ini sql sh env lock txt css html vue svelte "
+    "log csv xml conf pem key".split()
+)
+_HOST_SUBJECT_TAIL = re.compile(r"\s+(?:host ?name|host|server|box|machine|instance|vm)$", _I)
+# One key per subject, whatever the verb: "X lives at H", "X is reachable at H", "connect to H
+# for X", "point your config at H if you need X", "X moved to H", "X host changed to H",
+# "failed over X to H", "X is H" all give `<X> host`.
+_HOST_FOR = re.compile(
+    r"\b(?:connect|point|talk|ssh|go|use)\b(?:\s+[\w.]+){0,3}?\s+(?:to|at|into)\s+" + _HOSTNAME_VALUE
+    + r"\s+(?:for|if you need|when you need|to reach|to get to|to talk to)\s+(?P<s>.+)$",
+    _I,
+)
+_HOST_MOVE = re.compile(
+    r"\b(?:failed over|moved|migrated|relocated|cut over|switched|pointed)\s+(?P<s>(?:the|our)\s+.+?)\s+(?:over\s+)?to\s+"
+    + _HOSTNAME_VALUE,
+    _I,
+)
+_HOST_VERB = re.compile(
+    r"\s(?:(?:host ?name|host|address)\s+)?(?:(?:has\s+)?(?:moved|migrated|changed|switched|failed over|been moved)\s+to|"
+    r"(?:lives?|runs?|sits?|is|are|resides?)(?:\s+now)?(?:\s+(?:reachable|hosted|served|deployed|running|available|located))?"
+    r"(?:\s+(?:at|on|from))?|=|:)\s+" + _HOSTNAME_VALUE,
+    _I,
+)
+
+
+def _host_subject(c: Clause) -> tuple[str, str] | None:
+    for pattern in (_HOST_FOR, _HOST_MOVE):
+        match = pattern.search(c.text)
+        if match:
+            subject = match.group("s")
+            subject = subject[subject.index(" ") + 1 :] if re.match(r"(?:the|our|your)\s", subject, _I) else subject
+            phrase = np_words(subject, 0)
+            if phrase:
+                return phrase, match.group("v")
+    match = _HOST_VERB.search(c.text)
+    if match:
+        phrase = np_words(c.text, match.start() + 1, backwards=True)
+        if phrase:
+            return phrase, match.group("v")
+    return None
+
+
+def extract_host(c: Clause) -> Finding | None:
+    found = _host_subject(c)
+    if found and found[1].rsplit(".", 1)[-1].split(":")[0].lower() not in _FILE_EXTENSIONS:
+        subject = lower_first(article_free(found[0]))
+        stripped = _HOST_SUBJECT_TAIL.sub("", subject).strip()
+        words = (stripped or subject).lower().split()
+        if words and words[0] not in NOT_SUBJECTS and not ENV_NAME.fullmatch(found[0]) \
+                and not (len(words) == 1 and words[0] in {"it", "this", "that", "url", "link", "version", "file"}):
+            key = normalize_key(f"{stripped or subject} host")
+            key = {"db host": "database host"}.get(key, key)
+            value = found[1]
+            text = f"The {subject} host is {value}." if subject == stripped else f"The {subject} is hosted at {value}."
+            return Finding(key, normalize_belief(value), Kind.FACT, text)
+    match = _HOST.search(c.text)
+    if match:
+        qualifier = article_free(match.group("q")).strip()
+        head = match.group("h").lower().replace("hostname", "host").replace(" ", "")
+        head = {"hosts": "host", "urls": "url", "domains": "domain", "endpoints": "endpoint",
+                "baseurl": "base url", "baseurls": "base url", "uris": "uri", "hostnames": "host",
+                "hostnames ": "host"}.get(head, head)
+    else:
+        match = _HOST_AT.search(c.text)
+        if not match or not re.search(r"[./]", match.group("v")):
+            return None
+        qualifier = article_free(match.group("q"))
+        head = "url" if "://" in match.group("v") else "host"
+    value = match.group("v").rstrip(".,;")
+    if qualifier[:1].isupper() and qualifier[1:2].islower():
+        qualifier = qualifier[:1].lower() + qualifier[1:]
+    phrase = f"{qualifier} {head}".strip()
+    return Finding(normalize_key(phrase), normalize_belief(value), Kind.FACT, f"The {phrase} is {value}.")
+
+
+_VERSIONED = (
+    r"python|node(?:\.?js)?|ruby|java|golang|go|rust|typescript|react|django|postgres(?:ql)?|php|"
+    r"kotlin|swift|deno|bun|next(?:\.js)?|vue|angular|rails|flask|fastapi|pydantic|numpy|pandas|"
+    r"ubuntu|debian|alpine|terraform|elixir|erlang|scala|dotnet|\.net|gcc|clang|cuda|tensorflow|"
+    r"pytorch|torch|spring boot|laravel|express|webpack|vite|jest|pytest|eslint|tailwind|redis|"
+    r"mysql|mongodb|kubernetes|k8s|ruff|mypy|sqlalchemy|prisma|electron|flutter|dart|lua|perl|zig"
+)
+_VERSION_NUM = r"v?(?P<ver>\d+(?:\.(?:\d+|x))*(?:-?(?:rc|beta|alpha|lts)\d*)?|lts)"
+_VERSION = re.compile(rf"(?<![\w.-])(?P<name>{_VERSIONED})(?:\s+version)?\s*(?:@|=|==|:)?\s*{_VERSION_NUM}(?![\w.])", _I)
+_VERSION_TO = re.compile(
+    rf"\b(?:upgrad|bump|pin|downgrad|updat|mov|migrat|switch)\w*\s+(?:the\s+)?(?P<name>[\w.@/-]+?)"
+    rf"(?:\s+version)?\s+(?:from\s+v?[\w.]+\s+)?(?:to|at)\s+{_VERSION_NUM}(?![\w.])",
+    _I,
+)
+_VERSION_CONTEXT = re.compile(
+    r"\b(?:on|use[sd]?|using|upgrad\w*|bump\w*|pin\w*|target\w*|requir\w*|runs?|running|mov\w*|"
+    r"migrat\w*|switch\w*|downgrad\w*|version|stay\w*|stick\w*|need\w*|standardi\w*|support\w*|"
+    r"now|is|are)\b",
+    _I,
+)
+_NAME_CANON = {"nodejs": "node", "node.js": "node", "golang": "go", "postgresql": "postgres",
+               ".net": "dotnet", "next": "next.js", "k8s": "kubernetes", "torch": "pytorch"}
+_VERSION_DISPLAY = {"node": "Node", "python": "Python", "go": "Go", "typescript": "TypeScript",
+                    "dotnet": ".NET", "java": "Java", "ruby": "Ruby", "rust": "Rust", "php": "PHP"}
+
+
+def extract_version(c: Clause) -> Finding | None:
+    if not _VERSION_CONTEXT.search(c.low):
+        return None
+    match = _VERSION_TO.search(c.text)
+    if match is None:
+        found = list(_VERSION.finditer(c.text))
+        match = pick(c.text, found)
+        if match is None:
+            return None
+        # "python from 3.11 to 3.12": the value after "to" wins
+        tail = re.search(rf"\bto\s+{_VERSION_NUM}(?![\w.])", c.text[match.end():], _I)
+        version = tail.group("ver") if tail else match.group("ver")
+    else:
+        version = match.group("ver")
+    raw_name = match.group("name")
+    name = _NAME_CANON.get(raw_name.lower(), raw_name.lower())
+    if name in {"port", "to", "the", "version"} or not re.search(r"[a-z]", name):
+        return None
+    display = _VERSION_DISPLAY.get(name, tech_display(name) if tech_category(name) else raw_name)
+    return Finding(f"{name} version", normalize_belief(version), Kind.FACT, f"The project uses {display} {version}.")
+
+
+_PATH = r"`?(?P<p>(?:[\w.~-]*/[\w./~-]*|[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|toml|yaml|yml|json|md|cfg|ini|sql|sh|env|lock|txt|css|html|vue|svelte)))`?"
+_LOCATION = re.compile(
+    r"^(?P<s>[\w][\w\s-]{1,40}?)\s+(?:now\s+)?(?:lives?|live|are|is|sits?|go(?:es)?|belongs?|"
+    r"(?:are|is|were|was|have been|has been|got)\s+(?:kept|stored|located|defined|moved|placed)|"
+    r"moved|were moved)\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
+    _I,
+)
+_PUT = re.compile(r"^(?:we\s+)?(?:put|keep|place|store)\s+(?:all\s+)?(?P<s>[\w][\w\s-]{1,40}?)\s+(?:in|under|into|inside)\s+" + _PATH, _I)
+# Any verb developers use for where a thing lives gives the same `<thing> location` key:
+# "X live in P", "X sit in P", "you'll find X under P", "P holds X", "we moved X to P".
+_LOC_VERB_AFTER = re.compile(
+    r"\b(?:lives?|sits?|go(?:es)?|belongs?|stays?|resides?|(?:are|is)(?:\s+now)?|"
+    r"(?:are|is|were|was|have been|has been|got)\s+(?:now\s+)?(?:kept|stored|located|defined|moved|placed|found)|"
+    r"moved|were moved)\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
+    _I,
+)
+_LOC_FIND = re.compile(r"\b(?:find|see|look for)\s+(?P<s>.+?)\s+(?:in|under|inside|at)\s+" + _PATH, _I)
+_LOC_HOLDS = re.compile(_PATH + r"\s+(?:now\s+)?(?:holds|contains|has|keeps|houses|is where)\s+(?P<s>.+)$", _I)
+_LOC_MOVE = re.compile(
+    r"\b(?:moved|move|relocated|relocate|put|keep|place|store|migrated|shifted)\s+(?P<s>.+?)\s+"
+    r"(?:from\s+`?[\w.~/-]+`?\s+)?(?:over\s+)?(?:to|in|into|under|inside)\s+" + _PATH,
+    _I,
+)
+
+
+def _location_subject(c: Clause) -> tuple[str, str] | None:
+    """(subject phrase, path) of a clause saying where a thing lives, whatever the verb."""
+    for pattern in (_LOC_FIND, _LOC_HOLDS, _LOC_MOVE):
+        match = pattern.search(c.text)
+        if match:
+            phrase = np_words(match.group("s"), 0) if not re.match(r"(?:the|our|all|my)\s", match.group("s"), _I) \
+                else np_words(match.group("s"), match.group("s").index(" ") + 1)
+            if phrase:
+                return phrase, match.group("p")
+    match = _LOC_VERB_AFTER.search(c.text)
+    if match:
+        phrase = np_words(c.text, match.start(), backwards=True)
+        if phrase:
+            return phrase, match.group("p")
+    return None
+
+
+def extract_location(c: Clause) -> Finding | None:
+    found = _location_subject(c)
+    match = None if found else (_LOCATION.search(c.text) or _PUT.search(c.text))
+    if not found and not match:
+        return None
+    if found and (TECH_PATTERN.fullmatch(found[0]) or "/" in found[0]):
+        return None
+    subject = lower_first(article_free(found[0] if found else match.group("s")))
+    if not subject or subject.split()[-1].lower() in NOT_SUBJECTS or subject.split()[0].lower() in NOT_SUBJECTS:
+        return None
+    path = (found[1] if found else match.group("p")).rstrip(".,;")
+    verb = "live" if subject.lower().endswith("s") and not subject.lower().endswith("ss") else "lives"
+    return Finding(f"{subject} location", normalize_belief(path), Kind.FACT, f"The {subject} {verb} in {path}.")
+
+
+_KV = re.compile(
+    r"^(?P<s>[\w][\w\s./-]{1,40}?)\s+(?P<v1>is|are|=|has been|have been)\s+(?:now\s+|currently\s+)?"
+    r"(?:set to\s+|changed to\s+|switched to\s+)?(?P<v>.+?)(?:\s+now)?$"
+    r"|^(?P<s2>[\w][\w\s./-]{1,40}?)\s+(?:(?:was|were|has been|have been|got|is|are)\s+)?"
+    r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+to\s+(?P<v2>.+)$"
+    r"|^(?:(?:i|we)(?:'ve| have)?\s+)?(?:set|change|changed|switch|switched|move|moved|bump|bumped|raise|raised|"
+    r"lower|lowered|increase|increased|decrease|decreased|reduce|reduced|update|updated)\s+(?P<s3>[\w][\w\s./-]{1,40}?)"
+    r"\s+(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$",
+    _I,
+)
+_ATTRIBUTE_HEADS = frozenset(
+    "port version host hostname url domain endpoint command branch directory dir folder path name "
+    "provider tool manager framework library database db region timeout limit owner deadline key "
+    "variable format style language runtime target environment bucket queue registry image "
+    "size interval level mode strategy schedule cron channel account team repo repository "
+    "model engine driver client server cache store backend frontend token ttl retries workers "
+    "threshold quota budget tag prefix suffix namespace cluster zone license editor shell".split()
+)
+_KEY_ALIASES = {"db": "database", "main branch": "default branch", "pm": "package manager",
+                "api server port": "api port", "max line length": "line length", "backend port": "api port", "server port": "api port"}
+
+
+_NOT_VALUE_START = frozenset(
+    "in on at a an not being still also very so too really already actually just about around roughly "
+    "only probably usually mostly".split()
+)
+_HOSTNAME = re.compile(r"`?[a-z][\w-]*(?:\.[\w-]+)*\.(?:internal|local|com|net|org|io|dev|app|cloud|lan)`?", _I)
+
+
+def _is_valuey(value: str) -> bool:
+    return bool(re.search(r"[\d`/._:@]|[a-z][A-Z]", value)) or bool(TECH_PATTERN.search(value))
+
+
+def extract_kv(c: Clause) -> Finding | None:
+    if c.speaker == "assistant" and not (c.changed or CHANGE.search(c.text)):
+        return None
+    match = _KV.search(c.text)
+    if not match:
+        return None
+    subject = match.group("s") or match.group("s2") or match.group("s3")
+    value = (match.group("v") or match.group("v2") or match.group("v3")).strip(" .")
+    value = re.sub(r"\s+now$", "", value, flags=_I)
+    # "prod.example.com, it is two VMs": the value ends before a new clause
+    value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
+    subject = lower_first(article_free(subject))
+    words = subject.lower().split()
+    if not words or words[0] in NOT_SUBJECTS or len(words) > 5 or not value:
+        return None
+    value_words = value.lower().split()
+    if "`code`" in value:
+        return None  # a masked code or config snippet is no value
+    if len(value_words) > 8 or value_words[0] in _NOT_VALUE_START:
+        return None
+    if value.lower().strip("!.") in EVALUATIVE or value_words[-1] in EVALUATIVE:
+        return None
+    if words[-1] not in _ATTRIBUTE_HEADS and not _is_valuey(value):
+        return None
+    if words[-1] not in _ATTRIBUTE_HEADS and (MEASURE.match(value_words[0]) or "," in value):
+        return None  # "the search page is 300ms", "one check is flaky, test_x": observations
+    if words[-1] not in _ATTRIBUTE_HEADS and _HOSTNAME.fullmatch(value):
+        subject = f"{subject} host"  # "prod is prod.example.com": the prod host
+        words = subject.lower().split()
+    key = normalize_key(subject)
+    key = _KEY_ALIASES.get(key, key)
+    tech = TECH_PATTERN.search(value)
+    belief = tech_name(tech.group(1)) if tech and len(value_words) <= 2 else normalize_belief(value)
+    number = re.search(r"\d+", value)
+    if key == "line length" and number:
+        belief = number.group(0)
+    verb = "are" if match.group("v1") == "are" else "is"
+    kind = Kind.DECISION if (c.changed or DECISION.search(c.low)) else Kind.FACT
+    return Finding(key, belief, kind, f"The {subject} {verb} {value}.")

@@ -1,0 +1,338 @@
+"""Procedure and team-rule extractors of the rules client: how work is done here.
+
+Commands (``test command``, ``lint command``...), the branch PRs target, who owns what,
+deadlines, and style conventions ("always use type hints", "indent with 4 spaces").
+Extractors take a ``Clause`` and return a ``Finding`` or None (``rules_extract`` tries them
+in order); the command vocabulary is shared with ``rules_choices``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from actors.llm.rules_clause import NOT_SUBJECTS, Clause, Finding, article_free, cap, lower_first, np_words
+from actors.llm.rules_text import STOPWORDS
+from engine.keys import normalize_belief, normalize_key
+from engine.models import Kind
+
+_I = re.I
+
+
+_EXE = (
+    r"(?:pytest|make|npm|npx|pnpm|yarn|bunx?|cargo|go|python3?|uvx?|poetry|tox|nox|just|"
+    r"\./[\w./-]+|bash|sh|docker(?:-compose| compose)?|kubectl|helm|terraform|ansible-playbook|"
+    r"gradle|\./gradlew|mvn|dotnet|mix|bundle|rake|rails|jest|vitest|deno|node|tsc|ruff|mypy|"
+    r"eslint|prettier|black|alembic|flask|django-admin|php|composer|cmake|ctest|bazel|nx|turbo|"
+    r"hatch|pdm|pip|vercel|flyctl|fly|heroku|git|playwright|cypress)"
+)
+BACKTICKED = re.compile(r"`([^`]+)`")
+STARTS_EXE = re.compile(rf"^{_EXE}\b", _I)
+_BARE_COMMAND = re.compile(
+    rf"\b(?:run|runs|running|with|via|using|command is(?: now)?|is(?: now)?|:)\s+"
+    rf"({_EXE}(?:\s+(?!(?:for|to|instead|from|now|when|before|after|and|or|if|so|because|"
+    rf"in|on|the)\b)[\w./:=@%+-]+){{0,5}})",
+    _I,
+)
+_PURPOSES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
+    (name, re.compile(pattern, _I), text)
+    for name, pattern, text in (
+        ("type check", r"\btype[- ]?check\w*", "To type-check the code, run `{c}`."),
+        ("test", r"\b(?:tests?|testing|test suite|specs?|e2e)\b", "To run the tests, run `{c}`."),
+        ("lint", r"\blint\w*", "To lint the code, run `{c}`."),
+        ("format", r"\bformat\w*", "To format the code, run `{c}`."),
+        ("deploy", r"\bdeploy\w*|\bship(?:ping)? to prod", "To deploy, run `{c}`."),
+        ("migration", r"\bmigrat\w*", "To run the database migrations, run `{c}`."),
+        ("build", r"\bbuild\w*|\bcompil\w*", "To build the project, run `{c}`."),
+        ("install", r"\binstall\w*|\bset ?up\b|\bbootstrap\w*", "To install dependencies, run `{c}`."),
+        ("release", r"\brelease\w*|\bpublish\w*", "To publish a release, run `{c}`."),
+        ("benchmark", r"\bbench\w*", "To run the benchmarks, run `{c}`."),
+        ("seed", r"\bseed\w*\s+(?:the\s+)?(?:db|database|data|fixtures)\b|\bseed (?:script|command)\b",
+         "To seed the database, run `{c}`."),
+        (
+            "dev",
+            r"\bdev server\b|\bstart\w*\b|\blocally\b|\bserve\b|\bdev mode\b",
+            "To start the app locally, run `{c}`.",
+        ),
+    )
+)
+_RUN_WORD = re.compile(r"\b(?:run|runs|running|execute|command|cmd|script|use|using|with|via)\b|:", _I)
+
+
+_NARROWED = re.compile(r"\s-k\s|::|\s(?:[\w.-]+/[\w./-]*|[\w-]+\.(?:py|ts|js))(?:\s|$)")
+_JUST_ADVERB = re.compile(rf"^just\s+(?={_EXE}\b)", _I)
+
+
+_TEST_RUNNER = re.compile(r"^(?:\S+\s+)?(?:run\s+)?(?:pytest|jest|vitest|mocha|rspec|ctest|tox|nox)\b", _I)
+
+
+def purposes_in(text: str, command: bool = False) -> list[str]:
+    found = [name for name, pattern, _ in _PURPOSES if pattern.search(text)]
+    if command and "test" not in found and _TEST_RUNNER.match(text):
+        found.insert(0, "test")  # `pytest -x -q`, `uv run pytest`: a test runner
+    return found
+
+
+def _command_finding(command: str, purpose: str) -> Finding | None:
+    if command.lower().startswith("git ") and purpose not in {"deploy", "release"}:
+        return None  # a version-control operation, not how the project is built or tested
+    if purpose == "test" and _NARROWED.search(f" {command} "):
+        return None  # "pytest -k intent", "pytest tests/payments": a one-off subset, not *the* command
+    template = next(t for name, _, t in _PURPOSES if name == purpose)
+    return Finding(f"{purpose} command", normalize_belief(command), Kind.PROCEDURE, template.format(c=command))
+
+
+def extract_command(c: Clause) -> Finding | None:
+    spans = list(BACKTICKED.finditer(c.text))
+    previous_end = 0
+    for i, span in enumerate(spans):
+        command = span.group(1).strip()
+        lead = c.text[previous_end : span.start()]
+        previous_end = span.end()
+        if not (STARTS_EXE.match(command) or (" " in command and _RUN_WORD.search(c.text) and command != "code")):
+            continue
+        # The purpose stated just before this command ("lint with `...`"), else the command's
+        # own words (`pnpm build`), else the words after it ("`...` for tests").
+        lead_p, own_p = purposes_in(lead), purposes_in(command, command=True)
+        both = [p for p in lead_p if p in own_p]
+        if both:
+            purpose = both[0]
+        elif len(lead_p) == 1 or (lead_p and not own_p):
+            purpose = lead_p[0]
+        elif own_p:
+            purpose = own_p[0]
+        elif purposes_in(c.text[span.end() : spans[i + 1].start() if i + 1 < len(spans) else None]):
+            purpose = purposes_in(c.text[span.end() : spans[i + 1].start() if i + 1 < len(spans) else None])[0]
+        else:
+            continue
+        return _command_finding(command, purpose)
+    if spans:
+        return None
+    bare = _BARE_COMMAND.search(c.text)
+    if not bare:
+        return None
+    command = _JUST_ADVERB.sub("", bare.group(1).strip())
+    rest = c.text.replace(bare.group(1), " ")
+    for where in (rest, command):
+        found = purposes_in(where)
+        if found:
+            return _command_finding(command, found[0])
+    return None
+
+
+_BRANCH = re.compile(
+    r"\b(?P<q>default|main|primary|base|trunk|release|production|prod|staging|integration)\s+"
+    r"branch\s+(?:is\s+(?:now\s+|called\s+|named\s+)?|(?:was\s+|has been\s+|got\s+)?"
+    r"(?:renamed|changed|moved|switched)\s+(?:from\s+`?[\w./-]+`?\s+)?to\s+|(?:should|will|must)\s+be\s+|"
+    r"=\s*|:\s*|to\s+)`?(?P<b>[\w./-]+)`?",
+    _I,
+)
+_BRANCH_SET = re.compile(
+    r"\b(?:switch|change|set|move|rename)\w*\s+(?:the\s+)?(?P<q>default|main|base|primary)\s+branch\s+"
+    r"(?:from\s+`?[\w./-]+`?\s+)?to\s+`?(?P<b>[\w./-]+)`?",
+    _I,
+)
+_BRANCH_RENAME = re.compile(
+    r"\brenam\w*\s+(?:the\s+)?`?(?P<old>[\w./-]+)`?\s+(?:branch\s+)?to\s+`?(?P<b>[\w./-]+)`?", _I
+)
+_BRANCH_NAMES = frozenset({"master", "main", "trunk", "develop", "dev", "development", "default"})
+
+
+# The branch work lands on, in the words developers use for it: "PRs go to X", "merge into X
+# once CI is green", "everything merges into X", "branch off X", "X is the mainline", "our
+# mainline is X", "PRs now target X, not Y". All give the `default branch` key.
+_BRANCH_NAME = r"`?(?P<b>[A-Za-z][\w./-]*)`?"
+_BRANCH_TARGET = re.compile(
+    r"(?:\b(?:prs|pull requests|merge requests|mrs|everything|all (?:prs|changes|work))\s+(?:now\s+)?"
+    r"(?:go(?:es)?\s+(?:in)?to|merges?\s+(?:in)?to|target|targets|land|lands)\s+(?:on\s+)?"
+    r"|^(?:always\s+)?(?:merge|land)\s+(?:(?:it|them|prs|everything|your prs?)\s+)?(?:in)?to\s+"
+    r"|^(?:always\s+)?(?:branch|fork)\s+(?:off|from)\s+(?:of\s+)?"
+    r"|\b(?:mainline|trunk branch|integration branch)\s+(?:is|=|:|to)\s+(?:now\s+)?)" + _BRANCH_NAME,
+    _I,
+)
+_BRANCH_IS_MAINLINE = re.compile(r"^`?(?P<b>[A-Za-z][\w./-]*)`?\s+is\s+(?:now\s+)?(?:the|our)\s+(?:mainline|main branch|default branch)\b", _I)
+
+
+def _branch_target(c: Clause) -> Finding | None:
+    match = _BRANCH_TARGET.search(c.text) or _BRANCH_IS_MAINLINE.search(c.text)
+    if not match:
+        return None
+    branch = match.group("b").rstrip(".,")
+    if branch.lower() in STOPWORDS or branch.lower() in {"production", "prod", "staging", "main-line"} \
+            or _PATH_LIKE.search(branch) and "/" in branch and not branch.startswith(("release/", "feature/")):
+        return None
+    return Finding("default branch", normalize_belief(branch), Kind.FACT, f"The default branch is `{branch}`; PRs target it.")
+
+
+_PATH_LIKE = re.compile(r"/")
+
+
+def extract_branch(c: Clause) -> Finding | None:
+    match = _BRANCH_SET.search(c.text) or _BRANCH.search(c.text)
+    if not match and not _BRANCH_RENAME.search(c.text):
+        return _branch_target(c)
+    if match:
+        qualifier = match.group("q").lower()
+        branch = match.group("b")
+    else:
+        rename = _BRANCH_RENAME.search(c.text)
+        if not rename or not ("branch" in c.low or rename.group("old").lower() in _BRANCH_NAMES):
+            return None
+        qualifier, branch = "default", rename.group("b")
+    if qualifier in {"main", "primary", "base", "trunk", "default"}:
+        qualifier = "default"
+    if qualifier == "prod":
+        qualifier = "production"
+    branch = branch.rstrip(".")
+    return Finding(f"{qualifier} branch", normalize_belief(branch), Kind.FACT, f"The {qualifier} branch is `{branch}`.")
+
+
+_PERSON = r"(?P<who>@[\w-]+|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)"
+_OWNS = re.compile(
+    rf"^{_PERSON}\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
+    r"is the maintainer of|leads|takes care of)\s+(?P<what>[\w\s./-]{2,40}?)$"
+)
+_OWNED = re.compile(
+    r"^(?P<what>[\w\s./-]{2,40}?)\s+(?:is|are)\s+(?:now\s+)?(?:owned|maintained|handled|led|run)\s+by\s+"
+    + _PERSON + r"$"
+)
+NOT_PEOPLE = frozenset("We I It This That The You They He She There Our My".split())
+
+
+# Ownership in any wording gives `<thing> owner`: "P owns X, ask them", "X belongs to P",
+# "owner of X is P", "P took over X from Q", "ownership of X passed to P", "X has a new
+# owner: P", "anything in X needs a review from P". The thing is the noun phrase, cut at the
+# first verb or preposition; the person a capitalised name.
+_PERSON_ANY = r"(?P<who>@[\w-]+|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)"
+_OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(_PERSON_ANY + r"\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
+               r"is the maintainer of|leads|takes care of|took over|has taken over|takes over|inherited|"
+               r"reviews everything in|signs off on)\s+(?P<what>.+)$"),
+    re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+" + _PERSON_ANY),
+    re.compile(r"\b(?:owner|maintainer)\s+of\s+(?P<what>.+?)\s+(?:is|=|:)\s+(?:now\s+)?" + _PERSON_ANY, _I),
+    re.compile(r"\bownership\s+of\s+(?P<what>.+?)\s+(?:has\s+)?(?:passed|went|moved|was handed|was transferred|"
+               r"transferred|goes|is going)\s+(?:over\s+)?to\s+" + _PERSON_ANY, _I),
+    re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:has|got)\s+a\s+new\s+(?:owner|maintainer)\s*:?\s+"
+               + _PERSON_ANY),
+    re.compile(r"\b(?i:anything|everything|changes?)\s+(?:in|to)\s+(?P<what>.+?)\s+(?:needs?|requires?|goes? through)\s+"
+               r"(?:a\s+)?(?:review|approval|sign-?off)\s+(?:from|by)\s+" + _PERSON_ANY),
+)
+
+
+def extract_owner(c: Clause) -> Finding | None:
+    match = _OWNS.search(c.text) or _OWNED.search(c.text)
+    if not match:
+        for pattern in _OWNER_PATTERNS:
+            found = pattern.search(c.text)
+            if found and found.group("who").split()[0] not in NOT_PEOPLE:
+                what = found.group("what").strip()
+                head = re.match(r"(?:the|our|my)\s+", what, _I)
+                phrase = np_words(what, head.end() if head else 0)
+                if phrase:
+                    who = found.group("who")
+                    thing = lower_first(phrase)
+                    if thing.split()[0].lower() in NOT_SUBJECTS | {"them", "him", "her"}:
+                        return None
+                    article = "the " if head or not thing[:1].isupper() and len(thing.split()) > 1 else ""
+                    return Finding(f"{article_free(thing)} owner", normalize_belief(who), Kind.FACT,
+                                   f"{who} owns {article}{thing}.")
+        return None
+    if match.group("who").split()[0] in NOT_PEOPLE:
+        return None
+    who, what = match.group("who"), lower_first(match.group("what").strip())
+    thing = article_free(what)
+    if not thing or thing.split()[0].lower() in NOT_SUBJECTS | {"them", "him", "her"}:
+        return None  # "Dana owns it": no coreference
+    return Finding(f"{thing} owner", normalize_belief(who), Kind.FACT, f"{who} owns {what}.")
+
+
+_WHEN = (
+    r"(?P<when>(?:(?:next|this)\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?"
+    r"|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*(?:\s+\d{4})?"
+    r"|\d{4}-\d\d-\d\d|end of (?:the )?(?:day|week|month|sprint|quarter|year)|eod|eow|tomorrow|next week"
+    r"|next month|q[1-4](?:\s+\d{4})?)"
+)
+_DEADLINES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, _I)
+    for p in (
+        rf"\bdeadline\s+(?:for\s+(?P<what>[\w\s.-]{{2,40}}?)\s+)?(?:is\s+(?:now\s+)?|was moved to\s+|"
+        rf"moved to\s+|got moved to\s+|:\s*)(?:on\s+|by\s+)?{_WHEN}\b",
+        rf"^(?P<what>[\w\s.-]{{2,40}}?)\s+(?:is|are)\s+(?:now\s+)?(?:due|scheduled|planned|happening)\s+"
+        rf"(?:on\s+|by\s+|for\s+)?{_WHEN}\b",
+        rf"^(?:we\s+)?(?:ship|release|launch|demo)\s+(?P<what>[\w\s.-]{{2,40}}?)\s+(?:on|by)\s+{_WHEN}\b",
+        rf"^(?P<what>[\w\s.-]{{2,40}}?)\s+(?:must|has to|needs to)\s+be\s+(?:done|finished|shipped|merged|"
+        rf"ready|live)\s+by\s+{_WHEN}\b",
+    )
+)
+
+
+def extract_deadline(c: Clause) -> Finding | None:
+    match = next((m for m in (p.search(c.text) for p in _DEADLINES) if m), None)
+    if not match:
+        return None
+    what = match.group("what") or ""
+    thing = article_free(what).strip()
+    when = match.group("when")
+    key = f"{thing} deadline" if thing else "deadline"
+    text = f"The deadline for {thing} is {when}." if thing else f"The deadline is {when}."
+    return Finding(normalize_key(key), normalize_belief(when), Kind.DECISION, text)
+
+
+_PREFERENCE_TRIGGER = re.compile(
+    r"\b(?:always|never|prefer\w*|don't ever|do not ever|make sure to|be sure to|stick to|"
+    r"convention|must|should)\b|^(?:use|write|keep|put|format|indent|name|avoid|don't|do not|"
+    r"answer|respond|reply)\b",
+    _I,
+)
+CONVENTIONS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...] = tuple(
+    (key, re.compile(subject, _I), re.compile(value, _I) if value else None)
+    for key, subject, value in (
+        ("indentation", r"\bindent\w*|\btabs\b|\bspaces\b", r"\b(\d+\s*spaces|tabs)\b"),
+        ("quote style", r"\bquotes?\b", r"\b(single|double)\s+quotes?\b"),
+        ("line length", r"\bline length|\bline width|\bcolumns\b|\bcharacters per line", r"\b(\d{2,3})\b"),
+        ("commit message style", r"\bcommit(?:s| messages?)\b", r"\b(conventional commits?|imperative(?: mood)?|gitmoji)\b"),
+        ("naming convention", r"\bcamel ?case|\bsnake[_ ]case|\bpascal ?case|\bkebab[- ]case|\bnaming\b", r"\b(camel ?case|snake[_ ]case|pascal ?case|kebab[- ]case)\b"),
+        ("type hints", r"\btype (?:hints?|annotations?)\b", None),
+        ("docstring style", r"\bdocstrings?\b", r"\b(google|numpy|sphinx|rest)\b"),
+        ("merge strategy", r"\bsquash\w*|\brebas\w*|\bmerge commits?\b", r"\b(squash|rebase|merge commits?)\b"),
+        ("response language", r"\b(?:answer|respond|reply|write|talk)\w*\s+(?:to me\s+)?in\s+[A-Z]\w+", r"\bin\s+([A-Z]\w+)"),
+        ("string formatting", r"\bf-?strings?\b|\.format\(", None),
+        ("import style", r"\bimports?\b", None),
+        ("test policy", r"\b(?:write|add)\w*\s+(?:a\s+)?(?:unit\s+)?tests?\b|\btests? first\b|\btdd\b", None),
+        ("comment style", r"\bcomments?\b", None),
+        ("semicolons", r"\bsemicolons?\b", None),
+        ("error handling", r"\bexceptions?\b|\berror handling\b", None),
+        ("logging", r"\blog(?:ging|ger)\b|\bprint statements?\b|\bprint\(\)", None),
+        ("response style", r"\b(?:concise|verbose|brief|short answers?|explanations?)\b", None),
+    )
+)
+
+
+def _rule_text(text: str) -> str:
+    """"One style thing, on the python side: always use type hints" -> "always use type hints"."""
+    head, colon, tail = text.partition(": ")
+    if colon and _PREFERENCE_TRIGGER.search(tail) and not _PREFERENCE_TRIGGER.search(head) and "`" not in head:
+        return tail
+    return text
+
+
+_NEVER_BEFORE = re.compile(r"\b(?:never|don't|do not|avoid|no)\b[\w\s]*$", _I)
+
+
+def extract_convention(c: Clause) -> Finding | None:
+    if not (_PREFERENCE_TRIGGER.search(c.text) or c.explicit):
+        return None  # "right now the client does not call it" is a remark, not a convention
+    for key, subject, value in CONVENTIONS:
+        if not subject.search(c.text):
+            continue
+        hits = list(value.finditer(c.text)) if value else []
+        live = [m for m in hits if not _NEVER_BEFORE.search(c.text[max(0, m.start() - 20) : m.start()])]
+        found = (live or hits or [None])[0]
+        belief = normalize_belief(found.group(1)) if found else normalize_belief(_rule_text(c.text))
+        if key == "response language" and found:
+            belief = normalize_belief(found.group(1))
+        return Finding(key, belief, Kind.PREFERENCE, cap(_rule_text(c.text)) + ".", weight=0.05)
+    if c.speaker == "user" and re.search(r"\b(?:always|never)\b", c.low) and len(c.low.split()) >= 3:
+        # the assistant's "so it never holds a long lock" describes code; it sets no rule
+        return Finding("", "", Kind.PREFERENCE, cap(c.text) + ".")
+    return None
