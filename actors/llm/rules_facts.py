@@ -86,24 +86,9 @@ _PORT_TEXT = {
 
 
 def _service(low: str) -> str:
-    """The service the clause is about: the first one named ("the API serves /metrics on 9100")."""
-    found: list[tuple[int, str]] = []
-    for pattern, service in _SERVICE_RULES:
-        match = pattern.search(low)
-        if match:
-            found.append((match.start(), service))
-    for match in _NAMED_SERVICE.finditer(low):
-        if match.group(1) not in _GENERIC_SERVICE and match.group(1) not in STOPWORDS:
-            found.append((match.start(), match.group(1)))
-            break
-    api = re.search(r"\b(?:api|backend|back[- ]end|rest)\b", low)
-    if api:
-        found.append((api.start(), "api"))
-    if found:
-        return min(found)[1]
-    if re.search(r"\bdev server\b", low):
-        return "frontend"
-    return "api"
+    """The service the clause is about: the first one named ("the API serves /metrics on 9100");
+    a bare "dev server" is the frontend's, and a port with no service at all is the API's."""
+    return _rule_service(low) or ("frontend" if re.search(r"\bdev server\b", low) else "api")
 
 
 ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
