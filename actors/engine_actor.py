@@ -325,7 +325,8 @@ class EngineService:
 
     def _suppression_tensions(self, suppressed: Sequence[Suppressed], now_ms: int) -> Effects:
         """Detection by suppression: a near-duplicate skipped at read time becomes a tension to judge."""
-        tensions, jobs = [], []
+        tensions: list[Tension] = []
+        jobs: list[JobRequest] = []
         for sup in suppressed:
             a, b = self.table.get(sup.by_id), self.table.get(sup.memory_id)
             if a is None or b is None or a.fingerprint == b.fingerprint:
@@ -482,7 +483,7 @@ class EngineService:
 
     def conflicts(self) -> list[dict[str, object]]:
         """Open tensions with both memories (contested ones are served with a marker meanwhile)."""
-        out = []
+        out: list[dict[str, object]] = []
         for t in sorted(self.table.tensions.values(), key=lambda x: x.created_at_ms):
             a, b = self.table.get(t.a_id), self.table.get(t.b_id)
             if a is not None and b is not None:

@@ -129,7 +129,8 @@ class VectorIndex:
             replaced = [label for label in labels.tolist() if label in target.live]
             if replaced:
                 with _faiss_errors("remove replaced vectors"):
-                    target.index.remove_ids(np.asarray(replaced, dtype=np.int64))
+                    # faiss' SWIG stub names only IDSelector; its Python wrapper takes an int64 id array
+                    target.index.remove_ids(np.asarray(replaced, dtype=np.int64))  # type: ignore[arg-type]
         with _faiss_errors("add vectors"):
             target.index.add_with_ids(rows, labels)
         for label in labels.tolist():
@@ -246,7 +247,8 @@ class VectorIndex:
         held = self._scopes[scope]
         if not held.approximate:
             with _faiss_errors("remove vectors"):
-                held.index.remove_ids(np.asarray(labels, dtype=np.int64))
+                # faiss' SWIG stub names only IDSelector; its Python wrapper takes an int64 id array
+                held.index.remove_ids(np.asarray(labels, dtype=np.int64))  # type: ignore[arg-type]
         for label in labels:
             held.live.discard(label)
             self._scope_of.pop(label, None)

@@ -175,7 +175,8 @@ class Runtime:
         import ray
 
         # I/O-bound actors ask for no CPU so that none waits for a slot on a 2-core machine.
-        handle = ray.remote(cls).options(num_cpus=0, max_concurrency=1).remote(*args)
+        # Any: Ray's ActorHandle typing cannot follow a class chosen at run time
+        handle: Any = ray.remote(cls).options(num_cpus=0, max_concurrency=1).remote(*args)
         self._actors.append(handle)
         return Ref(handle, remote=True)
 

@@ -67,7 +67,7 @@ def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: 
     new = sum(1 for a in acks if a.created)
     bar = None
     if progress:
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type hints
 
         bar = tqdm(total=new, unit="turn", desc="replay")
     outcomes: Counter[str] = Counter()

@@ -18,7 +18,7 @@ from bridge import wire
 from bridge.auth import Tokens
 from engine import errors as E
 from engine.history import parse_ts
-from engine.models import Origin, TurnIn
+from engine.models import Origin, Sensitivity, Tier, TurnIn
 
 VERSION = "0.1.0"
 MAX_BODY_BYTES = 1_048_576
@@ -176,8 +176,8 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
 
     @app.post("/v1/memories", response_model=wire.RememberReply)
     def remember(body: wire.RememberBody) -> wire.RememberReply:
-        rep = pipe.remember(RememberRequest(project=body.project, text=body.text, scope=body.scope, tier=body.tier,
-                                            ttl_hours=body.ttl_hours, sensitivity=body.sensitivity,
+        rep = pipe.remember(RememberRequest(project=body.project, text=body.text, scope=body.scope, tier=Tier(body.tier),
+                                            ttl_hours=body.ttl_hours, sensitivity=Sensitivity(body.sensitivity),
                                             request_id=body.request_id or ""))
         return wire.RememberReply(memory_ids=list(rep.memory_ids), outcomes=rep.outcomes)
 

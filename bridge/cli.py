@@ -166,8 +166,16 @@ def cmd_memories(args: argparse.Namespace) -> int:
     with _session(args, use_ray=args.ray) as pipe:
         if args.action == "list":
             rows = pipe.memories(args.project, args.state)
-            _emit(args, {"memories": [_mem_row(m) for m in rows]},
-                  lambda: [print(f"{m.id}  {m.state.value:<10} {m.pool.value}  {m.text}") for m in rows] or print("(none)"))
+
+            def list_rows() -> None:
+                printed = False
+                for m in rows:
+                    print(f"{m.id}  {m.state.value:<10} {m.pool.value}  {m.text}")
+                    printed = True
+                if not printed:
+                    print("(none)")
+
+            _emit(args, {"memories": [_mem_row(m) for m in rows]}, list_rows)
             return 0
         if not args.id:
             raise InvalidInput(f"memories {args.action} needs a memory id")
@@ -176,7 +184,7 @@ def cmd_memories(args: argparse.Namespace) -> int:
         if args.action == "why":
             terms = pipe.why(args.project, args.id, args.query)
             why = terms.model_dump() if terms is not None else None
-    doc = {"memory": _mem_row(d.memory), "history": [e.model_dump(mode="json") for e in d.history],
+    doc: dict[str, Any] = {"memory": _mem_row(d.memory), "history": [e.model_dump(mode="json") for e in d.history],
            "versions": [_mem_row(v) for v in d.versions]}
     if args.action == "why":
         doc["why"] = why
@@ -299,8 +307,13 @@ def cmd_review(args: argparse.Namespace) -> int:
         if not args.id or not args.decision:
             raise InvalidInput("review decide needs a review id and a decision")
         mems = pipe.decide_review(args.project, args.id, args.decision, Origin.HUMAN, args.note or "")
+
+    def decided_rows() -> None:
+        for m in mems:
+            print(f"{m.id} {m.state.value:<10} {m.text}")
+
     _emit(args, {"review_id": args.id, "decision": args.decision, "memories": [_mem_row(m) for m in mems]},
-          lambda: [print(f"{m.id} {m.state.value:<10} {m.text}") for m in mems])
+          decided_rows)
     return 0
 
 
@@ -361,7 +374,16 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         jobs = log.call("jobs", args.state, None, 200)
         counts = log.call("job_counts")
     doc = {"counts": counts, "jobs": [j.model_dump(mode="json") for j in jobs]}
-    _emit(args, doc, lambda: [print(f"{j.id:>6} {j.kind:<10} {j.state.value:<8} tries {j.attempts} {j.last_error[:80]}") for j in jobs] or print("(no jobs)"))
+
+    def job_rows() -> None:
+        printed = False
+        for j in jobs:
+            print(f"{j.id:>6} {j.kind:<10} {j.state.value:<8} tries {j.attempts} {j.last_error[:80]}")
+            printed = True
+        if not printed:
+            print("(no jobs)")
+
+    _emit(args, doc, job_rows)
     return 0
 
 

@@ -233,7 +233,8 @@ def serve(data_dir: Path, settings: Settings, host: str = "127.0.0.1", port: int
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.set())
-    actor = ray.remote(BridgeServer).options(num_cpus=0, max_concurrency=64).remote(
+    # Any: Ray's typing sees the methods, not their ``.remote`` wrappers, on an actor handle
+    actor: Any = ray.remote(BridgeServer).options(num_cpus=0, max_concurrency=64).remote(
         str(data_dir), settings, host, port)
     sidecar = Path(data_dir) / SIDECAR_FILE
     try:

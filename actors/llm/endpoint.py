@@ -167,8 +167,9 @@ class Endpoint:
         """The assistant's text for one chat completion (``temperature=0``)."""
 
         def send() -> str:
-            reply = self._client.chat.completions.create(
-                model=model, messages=list(messages), response_format=dict(response_format),  # type: ignore[arg-type]
+            # openai's overloads want its TypedDict message and format params; plain mappings are what it sends
+            reply = self._client.chat.completions.create(  # type: ignore[call-overload]
+                model=model, messages=list(messages), response_format=dict(response_format),
                 temperature=0)
             choices = getattr(reply, "choices", None)
             if not choices:
@@ -244,7 +245,7 @@ class Endpoint:
 
     def _backoff(self, attempt: int, hint: float | None) -> float:
         s = self.settings
-        step = s.retry_base_s * (2 ** attempt)
+        step: float = s.retry_base_s * (2 ** attempt)  # int ** int is Any in typeshed
         wait = step / 2 + self.rng.uniform(0, step / 2)
         if hint is not None:
             wait = max(wait, hint)

@@ -51,4 +51,5 @@ class OpenAIEmbedder:
         out = np.asarray(rows, dtype=np.float32)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return out / norms
+        normed: np.ndarray = out / norms
+        return normed

@@ -247,6 +247,8 @@ def extract_removal(c: Clause) -> Finding | None:
             return _storage_finding(stored[0], name, negated=True)
         display, key = tech_display(name), tech_category(name)
     else:
+        # no negated tech here means ``neg`` matched: "not negated and not neg" returned above
+        assert neg is not None
         if c.speaker == "assistant":
             return None  # "Removed the TODO from the route": an edit, not a dropped dependency
         thing = _NEGATED_THING.match(c.text, neg.end())

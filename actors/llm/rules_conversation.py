@@ -22,6 +22,7 @@ Pure and deterministic like the rest of the rules client; the assistant's side i
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 from actors.llm.rules_text import MEMORY_TALK, strip_memory_blocks
@@ -74,7 +75,7 @@ _THIRD_SUBJECT = re.compile(r"^(?:(?P<name>[A-Z][a-z]+)(?:\s+[A-Z][a-z]+)?|he|sh
 
 def _third_subject(text: str) -> bool:
     m = _THIRD_SUBJECT.match(text)
-    return bool(m) and m.group("name") not in _NOT_NAMES
+    return m is not None and m.group("name") not in _NOT_NAMES
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you're|you've|you'll|you'd)\b", _I)
 
 # ------------------------------------------------------------------ person substitution
@@ -131,7 +132,7 @@ def _day(dt: datetime) -> str:
     return f"{dt.day} {dt:%B %Y}"
 
 
-_TIMES: tuple[tuple[re.Pattern[str], object], ...] = tuple(
+_TIMES: tuple[tuple[re.Pattern[str], Callable[[datetime], str]], ...] = tuple(
     (re.compile(p, _I), f)
     for p, f in (
         (r"\byesterday\b", lambda d: f"the day before {_day(d)}"),
@@ -156,12 +157,17 @@ _VAGUE_TIME = re.compile(
 )
 
 
+def _render_at(render: Callable[[datetime], str], when: datetime) -> Callable[[re.Match[str]], str]:
+    """A ``re.sub`` replacement that renders ``when`` for every match (a function: no escapes read)."""
+    return lambda _m: render(when)
+
+
 def _resolve_times(text: str, ts_ms: int) -> str:
     """Relative times against the turn's date; a vaguer one keeps the date the turn was said."""
     when = datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc)
     resolved = False
     for pattern, render in _TIMES:
-        text, n = pattern.subn(lambda _m, r=render: r(when), text)  # type: ignore[operator]
+        text, n = pattern.subn(_render_at(render, when), text)
         resolved = resolved or n > 0
     if not resolved and _VAGUE_TIME.search(text):
         end = len(text.rstrip(".!"))

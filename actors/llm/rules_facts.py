@@ -383,15 +383,19 @@ def _location_subject(c: Clause) -> tuple[str, str] | None:
 
 def extract_location(c: Clause) -> Finding | None:
     found = _location_subject(c)
-    match = None if found else (_LOCATION.search(c.text) or _PUT.search(c.text))
-    if not found and not match:
-        return None
-    if found and (TECH_PATTERN.fullmatch(found[0]) or "/" in found[0]):
-        return None
-    subject = lower_first(article_free(found[0] if found else match.group("s")))
+    if found:
+        if TECH_PATTERN.fullmatch(found[0]) or "/" in found[0]:
+            return None
+        raw_subject, raw_path = found
+    else:
+        match = _LOCATION.search(c.text) or _PUT.search(c.text)
+        if match is None:
+            return None
+        raw_subject, raw_path = match.group("s"), match.group("p")
+    subject = lower_first(article_free(raw_subject))
     if not subject or subject.split()[-1].lower() in NOT_SUBJECTS or subject.split()[0].lower() in NOT_SUBJECTS:
         return None
-    path = (found[1] if found else match.group("p")).rstrip(".,;")
+    path = raw_path.rstrip(".,;")
     verb = "live" if subject.lower().endswith("s") and not subject.lower().endswith("ss") else "lives"
     return Finding(f"{subject} location", normalize_belief(path), Kind.FACT, f"The {subject} {verb} in {path}.")
 

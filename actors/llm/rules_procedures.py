@@ -327,7 +327,7 @@ def extract_convention(c: Clause) -> Finding | None:
             continue
         hits = list(value.finditer(c.text)) if value else []
         live = [m for m in hits if not _NEVER_BEFORE.search(c.text[max(0, m.start() - 20) : m.start()])]
-        found = (live or hits or [None])[0]
+        found = live[0] if live else hits[0] if hits else None
         belief = normalize_belief(found.group(1)) if found else normalize_belief(_rule_text(c.text))
         if key == "response language" and found:
             belief = normalize_belief(found.group(1))
