@@ -1,10 +1,13 @@
-"""ExtractionActor: turns logged units into candidates (+ embeddings). Stateless; runs as a pool."""
+"""ExtractionActor: turns logged units into candidates. Stateless; runs as a pool.
+
+Embedding is not done here: the pipeline embeds the candidates of a whole batch of jobs in
+one IndexActor call, which is faster than one call per job on a small machine.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from actors.llm.base import ModelClient
@@ -12,24 +15,18 @@ from engine.models import Candidate, Unit
 
 
 class Extracted(BaseModel):
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True)
     candidates: tuple[Candidate, ...]
-    vectors: np.ndarray | None
 
 
 class ExtractionService:
-    """Extracts candidates with the configured model client and embeds them."""
+    """Extracts candidates with the configured model client."""
 
-    def __init__(self, client: ModelClient, index: object | None = None) -> None:
+    def __init__(self, client: ModelClient) -> None:
         self.client = client
-        self.index = index  # an IndexPort (local object or Ray handle adapter)
 
     def ping(self) -> str:
         return self.client.name
 
     def extract(self, units: Sequence[Unit], scope: str) -> Extracted:
-        cands = tuple(self.client.extract(list(units), scope))
-        vecs = None
-        if cands and self.index is not None:
-            vecs = self.index.embed([c.text for c in cands])  # type: ignore[attr-defined]
-        return Extracted(candidates=cands, vectors=vecs)
+        return Extracted(candidates=tuple(self.client.extract(list(units), scope)))

@@ -77,7 +77,7 @@ class Ref:
 
 
 class RemoteIndex:
-    """The IndexPort of EngineService and ExtractionService, over a Ref to the IndexActor."""
+    """The IndexPort of EngineService, over a Ref to the IndexActor."""
 
     def __init__(self, ref: Ref) -> None:
         self.ref = ref
@@ -156,7 +156,7 @@ class Runtime:
             init_ray(address or settings.runtime.ray_address or None)
         self.index = self._spawn(IndexService, settings.embedder.name, settings.embedder.batch_size,
                                  settings.embedder, settings.model)
-        self.extractors = [self._spawn(ExtractionService, self._client_factory(), None)
+        self.extractors = [self._spawn(ExtractionService, self._client_factory())
                            for _ in range(max(1, settings.runtime.extraction_workers))]
         from actors.adjudication_actor import AdjudicationService
 

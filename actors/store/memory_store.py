@@ -311,15 +311,17 @@ class MemoryStore(JobsFile):
             rows = conn.execute(sql + " ORDER BY rowid", args).fetchall()
         return [_from_row(Memory, _MEMORY_FIELDS, r) for r in rows]
 
+    def _one(self, model: type[_M], table: str, fields: Sequence[str], row_id: str, what: str) -> _M:
+        """One row by id as ``model``; raises :class:`NotFound`."""
+        with self._read(f"read {what}") as conn:
+            row = conn.execute(f"SELECT {', '.join(fields)} FROM {table} WHERE id = ?", (row_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no {what} with id {row_id!r}")
+        return _from_row(model, fields, row)
+
     def memory(self, memory_id: str) -> Memory:
         """One memory by id; raises :class:`NotFound`."""
-        with self._read("read memory") as conn:
-            row = conn.execute(
-                f"SELECT {', '.join(_MEMORY_FIELDS)} FROM memories WHERE id = ?", (memory_id,)
-            ).fetchone()
-        if row is None:
-            raise NotFound(f"no memory with id {memory_id!r}")
-        return _from_row(Memory, _MEMORY_FIELDS, row)
+        return self._one(Memory, "memories", _MEMORY_FIELDS, memory_id, "memory")
 
     def load_tensions(self, open_only: bool = True) -> list[Tension]:
         """Tensions, oldest first; only the open ones by default."""
@@ -414,13 +416,7 @@ class MemoryStore(JobsFile):
 
     def review(self, review_id: str) -> Review:
         """One review by id; raises :class:`NotFound`."""
-        with self._read("read review") as conn:
-            row = conn.execute(
-                f"SELECT {', '.join(_REVIEW_FIELDS)} FROM reviews WHERE id = ?", (review_id,)
-            ).fetchone()
-        if row is None:
-            raise NotFound(f"no review with id {review_id!r}")
-        return _from_row(Review, _REVIEW_FIELDS, row)
+        return self._one(Review, "reviews", _REVIEW_FIELDS, review_id, "review")
 
     def reviews(self, status: str | None = "open", limit: int = 100) -> list[Review]:
         """Reviews with this status (all when ``None``), oldest first."""
