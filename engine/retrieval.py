@@ -115,7 +115,8 @@ def eligible(m: Memory, *, project: str, now_ms: int, for_model: bool, as_of_ms:
     if as_of_ms is not None:
         if m.state == TrustState.RETRACTED:
             return False  # deletion really deletes, also from the past
-        return m.valid_from_ms <= as_of_ms and (m.valid_to_ms is None or as_of_ms < m.valid_to_ms)
+        held = m.valid_from_ms <= as_of_ms and (m.valid_to_ms is None or as_of_ms < m.valid_to_ms)
+        return held and (m.expires_at_ms is None or m.expires_at_ms > as_of_ms)
     if m.state not in SERVABLE_STATES:
         return False
     return m.expires_at_ms is None or m.expires_at_ms > now_ms

@@ -137,3 +137,9 @@ def test_a_fact_about_someone_else_does_not_answer_a_question_about_the_user() -
                   step=5).abstained
     named = select("what does the user's brother do?", [short(brother, 0.6)], project="p", settings=S, now_ms=NOW, step=5)
     assert not named.abstained  # positive control
+
+
+def test_as_of_recall_respects_ttl_expiry() -> None:
+    temp = mem("The staging freeze is on.", valid_from_ms=T0, expires_at_ms=T0 + 2 * DAY)
+    assert run([short(temp, 0.9)], as_of_ms=T0 + 3 * DAY).abstained
+    assert not run([short(temp, 0.9)], as_of_ms=T0 + DAY).abstained  # positive control: live before expiry
