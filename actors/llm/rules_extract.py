@@ -50,6 +50,7 @@ from actors.llm.rules_text import (
     strip_fillers,
     strip_memory_blocks,
 )
+from engine.grounding import occurs_whole
 from engine.keys import normalize_belief, normalize_key
 from engine.models import Candidate, Kind, Origin, Unit
 
@@ -85,6 +86,8 @@ def _findings(sentence: str, speaker: str) -> list[Finding]:
         clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed)
         for extractor in EXTRACTORS:
             finding = extractor(clause)
+            if finding is not None and finding.belief and not occurs_whole(finding.belief, part):
+                continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
             if finding is not None:
                 if clause.changed and finding.kind is Kind.FACT:
                     finding = Finding(finding.key, finding.belief, Kind.DECISION, finding.text, finding.negated, finding.weight)
