@@ -151,6 +151,8 @@ def extract_port(c: Clause) -> Finding | None:
         m
         for m in _PORT_NUMBER.finditer(c.low)
         if 1 <= int(m.group(1)) <= 65535 and not _UNIT_AFTER.match(c.low[m.end() :])
+        and not m.group(1).startswith("0")  # "04:00" is a time, "0800" a clock: no port starts with 0
+        and not re.match(r"[:.]\d", c.low[m.end():]) and not re.search(r"\d[:.]$", c.low[:m.start()])
     ]
     chosen = pick(c.low, nums)
     if chosen is None:
