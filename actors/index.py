@@ -11,16 +11,22 @@ their current vector (``IndexIDMap2.reconstruct`` returns the newest vector adde
 label), so scores are exact and nothing removed is ever returned. When stale entries pass
 ``rebuild_stale_fraction`` of the scope's entries the scope is rebuilt from its live vectors.
 
+A rebuild of a scope with at least ``background_above`` vectors (the switch to HNSW at
+50k takes 12-41 s) runs on a thread: the current index keeps serving and taking writes,
+which are logged and replayed into the new index when it is swapped in, at the start of
+the next call once the thread is done (:meth:`VectorIndex.wait_for_builds` waits for it).
+
 FAISS labels are int64 derived from the memory id string (blake2b, 8 bytes, top bit
 cleared); a two-way map turns them back. All vectors are L2-normalised, so inner
 product is cosine. Errors from ``faiss`` become ``IndexError_`` here.
 
-Not thread-safe: the index actor owns one instance.
+Not thread-safe: the index actor owns one instance (the build thread touches only its new index).
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -61,6 +67,18 @@ class _Scope:
         return int(self.index.ntotal) - len(self.live)
 
 
+@dataclass
+class _Build:
+    """A rebuild of one scope running on a thread, and the writes made since its snapshot."""
+
+    index: faiss.Index
+    approximate: bool
+    labels: np.ndarray
+    thread: threading.Thread | None = None
+    pending: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    error: BaseException | None = None
+
+
 class VectorIndex:
     """Per-scope cosine search over memory ids.
 
@@ -69,6 +87,7 @@ class VectorIndex:
         approximate_above: a scope with more live vectors than this switches to HNSW.
         rebuild_stale_fraction: an HNSW scope is rebuilt when stale entries pass this share.
         hnsw_m, ef_search: HNSW graph degree and search breadth.
+        background_above: rebuilds of scopes with at least this many vectors run on a thread.
     """
 
     def __init__(
@@ -78,6 +97,7 @@ class VectorIndex:
         rebuild_stale_fraction: float = 0.2,
         hnsw_m: int = 32,
         ef_search: int = 64,
+        background_above: int = 20_000,
     ) -> None:
         if dim < 1 or approximate_above < 1 or not 0.0 < rebuild_stale_fraction < 1.0:
             raise InvalidInput("dim and approximate_above must be >= 1, rebuild_stale_fraction in (0, 1)")
@@ -86,7 +106,9 @@ class VectorIndex:
         self.rebuild_stale_fraction = rebuild_stale_fraction
         self.hnsw_m = hnsw_m
         self.ef_search = ef_search
+        self.background_above = background_above
         self._scopes: dict[str, _Scope] = {}
+        self._builds: dict[str, _Build] = {}
         self._label_of: dict[str, int] = {}
         self._id_of: dict[int, str] = {}
         self._scope_of: dict[int, str] = {}
@@ -108,6 +130,7 @@ class VectorIndex:
         """
         if not scope:
             raise InvalidInput("scope must be a non-empty string")
+        self._finish_builds()
         rows = self._check_vectors(vectors, expected_rows=len(ids))
         last_row = {self._check_id(memory_id): i for i, memory_id in enumerate(ids)}
         if not last_row:
@@ -133,6 +156,9 @@ class VectorIndex:
                     target.index.remove_ids(np.asarray(replaced, dtype=np.int64))  # type: ignore[arg-type]
         with _faiss_errors("add vectors"):
             target.index.add_with_ids(rows, labels)
+        build = self._builds.get(scope)
+        if build is not None:
+            build.pending.append((labels.copy(), rows.copy()))
         for label in labels.tolist():
             target.live.add(label)
             self._scope_of[label] = scope
@@ -144,6 +170,7 @@ class VectorIndex:
         Returns:
             how many ids were removed.
         """
+        self._finish_builds()
         by_scope: dict[str, list[int]] = {}
         for memory_id in ids:
             label = self._label_of.get(memory_id)
@@ -175,6 +202,7 @@ class VectorIndex:
             InvalidInput: the query has the wrong width, is zero or not finite.
             IndexError_: faiss fails.
         """
+        self._finish_builds()
         query = self._check_vectors(np.asarray(vector).reshape(1, -1), expected_rows=1)
         if k < 1:
             return []
@@ -212,8 +240,21 @@ class VectorIndex:
 
     def is_approximate(self, scope: str) -> bool:
         """Whether ``scope`` is currently served by HNSW rather than exact search."""
+        self._finish_builds()
         held = self._scopes.get(scope)
         return held is not None and held.approximate
+
+    def building(self, scope: str) -> bool:
+        """Whether a background rebuild of ``scope`` is still running."""
+        build = self._builds.get(scope)
+        return build is not None and build.thread is not None and build.thread.is_alive()
+
+    def wait_for_builds(self, timeout_s: float | None = None) -> None:
+        """Wait for background rebuilds to finish and swap them in."""
+        for build in list(self._builds.values()):
+            if build.thread is not None:
+                build.thread.join(timeout_s)
+        self._finish_builds()
 
     # -- internals -------------------------------------------------------------
 
@@ -263,24 +304,66 @@ class VectorIndex:
 
     def _maybe_rebuild(self, scope: str) -> None:
         held = self._scopes.get(scope)
-        if held is None:
-            return
+        if held is None or scope in self._builds:
+            return  # a running build replays this call's writes when it is swapped in
         too_big = not held.approximate and len(held.live) > self.approximate_above
         too_stale = held.approximate and held.stale > self.rebuild_stale_fraction * held.index.ntotal
         if not (too_big or too_stale):
             return
         labels = np.fromiter(held.live, dtype=np.int64, count=len(held.live))
         with _faiss_errors("read vectors for a rebuild"):
-            rows = held.index.reconstruct_batch(labels)
+            rows = np.ascontiguousarray(held.index.reconstruct_batch(labels), dtype=np.float32)
         approximate = len(labels) > self.approximate_above
-        rebuilt = self._new_index(approximate=approximate)
-        faiss.omp_set_num_threads(self._build_threads)
+        build = _Build(index=self._new_index(approximate=approximate), approximate=approximate, labels=labels)
+        if len(labels) < self.background_above:
+            self._fill(build, rows, threads=self._build_threads)
+            self._swap(scope, build)
+            return
+        build.thread = threading.Thread(target=self._fill, args=(build, rows, self._build_threads),
+                                        name=f"faiss-rebuild-{scope}", daemon=True)
+        self._builds[scope] = build
+        build.thread.start()
+
+    @staticmethod
+    def _fill(build: _Build, rows: np.ndarray, threads: int) -> None:
+        """Add the snapshot to the new index (on the build thread: touches only ``build``)."""
+        faiss.omp_set_num_threads(threads)  # per thread: the serving thread stays at 1
         try:
-            with _faiss_errors("rebuild a scope"):
-                rebuilt.add_with_ids(np.ascontiguousarray(rows, dtype=np.float32), labels)
+            build.index.add_with_ids(rows, build.labels)
+        except Exception as exc:  # noqa: BLE001 - reported on the owner thread by _finish_builds
+            build.error = exc
         finally:
             faiss.omp_set_num_threads(1)
-        self._scopes[scope] = _Scope(index=rebuilt, approximate=approximate, live=set(held.live))
+
+    def _finish_builds(self) -> None:
+        for scope, build in list(self._builds.items()):
+            if build.thread is not None and build.thread.is_alive():
+                continue
+            del self._builds[scope]
+            if build.error is not None:
+                raise IndexError_(f"rebuild of scope {scope!r} failed: {build.error}") from build.error
+            self._swap(scope, build)
+            self._maybe_rebuild(scope)
+
+    def _swap(self, scope: str, build: _Build) -> None:
+        """Replay the writes made during the build, then serve the new index."""
+        held = self._scopes.get(scope)
+        if held is None:
+            return  # the scope was emptied meanwhile
+        index = build.index
+        present = set(build.labels.tolist())
+        with _faiss_errors("replay writes into a rebuilt scope"):
+            for labels, rows in build.pending:
+                if not build.approximate:
+                    again = [label for label in labels.tolist() if label in present]
+                    if again:
+                        index.remove_ids(np.asarray(again, dtype=np.int64))  # type: ignore[arg-type]
+                index.add_with_ids(rows, labels)
+                present.update(labels.tolist())
+            gone = [label for label in present if label not in held.live]
+            if gone and not build.approximate:
+                index.remove_ids(np.asarray(gone, dtype=np.int64))  # type: ignore[arg-type]
+        self._scopes[scope] = _Scope(index=index, approximate=build.approximate, live=set(held.live))
 
     def _new_index(self, approximate: bool) -> faiss.Index:
         with _faiss_errors("create an index"):

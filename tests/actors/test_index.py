@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import threading
+
 import faiss
 import numpy as np
 import pytest
@@ -285,3 +287,47 @@ def test_search_returns_only_live_ids_of_the_asked_scopes_with_exact_scores(
             assert score == pytest.approx(float(live[name] @ query), abs=1e-5)
         assert [h[1] for h in hits] == sorted((h[1] for h in hits), reverse=True)
     assert index.size() == len(model)
+
+
+def test_background_rebuild_serves_the_flat_index_until_ready_and_keeps_writes_made_meanwhile(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = threading.Event()
+    real_fill = VectorIndex._fill
+
+    def held_fill(build: object, rows: np.ndarray, threads: int) -> None:
+        assert gate.wait(10)
+        real_fill(build, rows, threads)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VectorIndex, "_fill", staticmethod(held_fill))
+    vecs = unit_rows(62, seed=4)
+    index = VectorIndex(dim=DIM, approximate_above=40, background_above=0)
+    index.upsert("p", ids("m", 60), vecs[:60])
+
+    assert index.building("p") and not index.is_approximate("p")  # still the exact index
+    assert index.search(vecs[3], ["p"], k=1)[0][0] == "m3"  # ... and it answers meanwhile
+    index.upsert("p", ["late"], vecs[60:61])
+    index.upsert("p", ["m7"], vecs[61:62])  # replaced during the build
+    index.remove(["m5"])
+
+    gate.set()
+    index.wait_for_builds(timeout_s=10)
+
+    assert index.is_approximate("p") and not index.building("p") and index.size("p") == 60
+    assert index.search(vecs[60], ["p"], k=1)[0] == ("late", pytest.approx(1.0, abs=1e-5))
+    assert index.search(vecs[61], ["p"], k=1)[0] == ("m7", pytest.approx(1.0, abs=1e-5))
+    assert "m5" not in dict(index.search(vecs[5], ["p"], k=60))
+    assert index.search(vecs[9], ["p"], k=1)[0][0] == "m9"  # positive control: a kept id
+
+
+def test_background_rebuild_back_to_flat_drops_ids_removed_during_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    vecs = unit_rows(60, seed=5)
+    index = VectorIndex(dim=DIM, approximate_above=40, background_above=0, rebuild_stale_fraction=0.2)
+    index.upsert("p", ids("m", 60), vecs)
+    index.wait_for_builds(timeout_s=10)
+    assert index.is_approximate("p")
+    index.remove(ids("m", 60)[:20])  # stale share 1/3: rebuilt, now exact (40 live)
+    index.remove(["m25"])  # may land while that build runs
+    index.wait_for_builds(timeout_s=10)
+    assert not index.is_approximate("p") and index.size("p") == 39
+    found = dict(index.search(vecs[25], ["p"], k=60))
+    assert "m25" not in found and len(found) == 39 and "m30" in found

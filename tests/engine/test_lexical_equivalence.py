@@ -1,0 +1,110 @@
+"""The compact BM25 index finds the same memories, with the same scores, as the per-document loop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.lexical import BM25Index
+from eval.peers import run as peers_run
+from bm25_reference import ReferenceBM25
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+DEV = peers_run.DEFAULT_FILE
+needs_dev = pytest.mark.skipif(not DEV.exists(), reason="the opencode-memory dev set is not checked out")
+
+
+def _both(docs: dict[str, str]) -> tuple[BM25Index, ReferenceBM25]:
+    new, old = BM25Index(), ReferenceBM25()
+    for doc_id, text in docs.items():
+        new.add(doc_id, text)
+        old.add(doc_id, text)
+    return new, old
+
+
+def _assert_same(new: BM25Index, old: ReferenceBM25, queries: list[str], limit: int = 30) -> int:
+    """Every query returns the same ids in the same order with equal scores; returns how many hit."""
+    found = 0
+    for q in queries:
+        got, want = new.search(q, limit), old.search(q, limit)
+        assert list(got) == list(want), q
+        assert got == pytest.approx(want, rel=0, abs=1e-12), q
+        found += bool(want)
+    return found
+
+
+@needs_dev
+def test_peers_dev_set_finds_the_same_memories_per_scenario_and_pooled() -> None:
+    scenarios = json.loads(DEV.read_text())["scenarios"]
+    pooled: dict[str, str] = {}
+    hits = 0
+    for sc in scenarios:
+        docs = {f"{sc['id']}/{m['id']}": m["text"] for m in sc["memories"]}
+        pooled.update(docs)
+        hits += _assert_same(*_both(docs), [sc["query"]])
+    assert hits > len(scenarios) // 2  # positive control: most queries do find something
+    # All memories of all scenarios in one index: hundreds of documents, shortlists cut at 5 and 30.
+    new, old = _both(pooled)
+    queries = [sc["query"] for sc in scenarios]
+    assert _assert_same(new, old, queries, limit=5) > len(scenarios) // 2
+    assert _assert_same(new, old, queries, limit=30) > len(scenarios) // 2
+
+
+def test_example_history_finds_the_same_turns() -> None:
+    turns = [json.loads(line) for line in (EXAMPLES / "shop-api-history.jsonl").read_text().splitlines() if line.strip()]
+    docs = {f"t{i}": f"{t.get('user', '')} {t.get('assistant', '')}" for i, t in enumerate(turns)}
+    questions = [q["question"] for q in json.loads((EXAMPLES / "shop-api-questions.json").read_text())]
+    new, old = _both(docs)
+    assert _assert_same(new, old, questions, limit=10) == len(questions)
+    # Retire a third of the turns and re-index some of them: still the same answers.
+    for i in range(0, len(turns), 3):
+        new.remove(f"t{i}")
+        old.remove(f"t{i}")
+    for i in range(0, len(turns), 9):
+        new.add(f"t{i}", docs[f"t{i}"])
+        old.add(f"t{i}", docs[f"t{i}"])
+    assert len(new) == len(old)
+    assert _assert_same(new, old, questions, limit=10) > 0
+
+
+WORDS = ["port", "7070", "src/api/main.py", "parseOrderId", "pnpm", "redis", "the", "worker", "v1.2", "db"]
+ops = st.lists(st.tuples(st.sampled_from(["add", "remove"]), st.integers(0, 12),
+                         st.lists(st.sampled_from(WORDS), min_size=0, max_size=6)), max_size=60)
+
+
+class _Eager(BM25Index):
+    renumber_min = 2  # renumber often, so the property covers it
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops, st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), st.integers(1, 8))
+def test_any_sequence_of_adds_and_removes_scores_like_the_reference(
+        seq: list[tuple[str, int, list[str]]], query_words: list[str], limit: int) -> None:
+    new, old = _Eager(), ReferenceBM25()
+    for op, n, words in seq:
+        doc = f"d{n}"
+        if op == "add":
+            new.add(doc, " ".join(words))
+            old.add(doc, " ".join(words))
+        else:
+            new.remove(doc)
+            old.remove(doc)
+        assert len(new) == len(old) and (doc in new) == (doc in old)
+    for w in WORDS:
+        assert new.docs_with(w.lower()) == old.docs_with(w.lower())
+    _assert_same(new, old, [" ".join(query_words)], limit)
+
+
+def test_a_removed_document_is_never_found_and_a_kept_one_is() -> None:
+    idx = BM25Index()
+    for i in range(40):
+        idx.add(f"d{i}", f"the billing worker listens on port {8000 + i}")
+    for i in range(0, 40, 2):
+        idx.remove(f"d{i}")
+    hits = idx.search("billing worker port", 100)
+    assert not any(int(d[1:]) % 2 == 0 for d in hits)
+    assert set(hits) == {f"d{i}" for i in range(1, 40, 2)}  # positive control: every kept one
