@@ -79,7 +79,6 @@ class EngineService:
         # Pairs judged distinct (verdict unrelated, or a person's keep_both): never suppress one by the other.
         self.distinct: set[frozenset[str]] = set()
         self._note_distinct(self.store.load_tensions(open_only=False))
-        self.vectors: dict[str, np.ndarray] = {}
         self._key_vectors: dict[str, np.ndarray] = {}  # embeddings of keys, for keys decided by meaning
         self.step = self.store.step()
         self.version = 1
@@ -96,10 +95,12 @@ class EngineService:
         if missing:
             vecs = self.index.embed([m.text for m in missing])
             stored.update({m.id: vecs[i] for i, m in enumerate(missing)})
-        self.vectors = {i: np.asarray(v, dtype=np.float32) for i, v in stored.items()}
-        if self.vectors:
-            ids = sorted(self.vectors)
-            self.index.upsert(self.scope, ids, np.stack([self.vectors[i] for i in ids]))
+        # Vectors live in memory.sqlite and in the IndexActor's FAISS index, not here: recall
+        # reads the few it needs (its candidates') from the store.
+        ids = sorted(stored)
+        for start in range(0, len(ids), _UPSERT_CHUNK):
+            chunk = ids[start : start + _UPSERT_CHUNK]
+            self.index.upsert(self.scope, chunk, np.stack([np.asarray(stored[i], dtype=np.float32) for i in chunk]))
 
     def _note_distinct(self, tensions: Sequence[Tension]) -> None:
         for t in tensions:
@@ -136,12 +137,9 @@ class EngineService:
             self.step = effects.step
         if effects.index_remove:
             self.index.remove(list(effects.index_remove))
-            for i in effects.index_remove:
-                self.vectors.pop(i, None)
         if vecs:
             ids = sorted(vecs)
             self.index.upsert(self.scope, ids, np.stack([vecs[i] for i in ids]))
-            self.vectors.update(vecs)
         if effects.memories:
             self.version += 1
         return True
@@ -274,14 +272,18 @@ class EngineService:
         if since_version == self.version:
             return None
         live = [m for m in self.table if m.servable]
-        return self.version, live, {m.id: self.vectors[m.id] for m in live if m.id in self.vectors}
+        return self.version, live, self.store.vectors([m.id for m in live]) if live else {}
 
     def _memory(self, mid: str) -> Memory | None:
         return self.table.get(mid) or self._global.get(mid)
 
-    def _vector(self, mid: str) -> np.ndarray | None:
-        v = self.vectors.get(mid)
-        return v if v is not None else self._global_vectors.get(mid)
+    def _vectors_of(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors of a few memories: this scope's from the store, global ones from the snapshot."""
+        out = {i: v for i in ids if (v := self._global_vectors.get(i)) is not None}
+        mine = [i for i in ids if i not in out]
+        if mine:
+            out.update(self.store.vectors(mine))
+        return out
 
     def recall(self, req: RecallRequest, retrieval_id: str | None = None) -> RecallResult:
         """Rank, gate, suppress and render the memory block for ``req.query``."""
@@ -303,13 +305,14 @@ class EngineService:
         candidates = set(hits) | set(lex)
         if as_of is not None:
             candidates |= {m.id for m in self.table if m.valid_from_ms <= as_of}
+        vectors = self._vectors_of(sorted(candidates))  # O(shortlist) rows, one read
         for mid in sorted(candidates):
             m = self._memory(mid)
             if m is None:
                 continue
             cos = hits.get(mid)
             if cos is None:
-                v = self._vector(mid)
+                v = vectors.get(mid)
                 if v is None and as_of is not None and not m.purged:
                     v = self.index.embed([m.text])[0]
                 cos = float(np.dot(qvec, v)) if v is not None else 0.0
@@ -326,7 +329,7 @@ class EngineService:
         def pair_cosine(a: str, b: str) -> float:
             if frozenset((a, b)) in self.distinct:
                 return 0.0
-            va, vb = self._vector(a), self._vector(b)
+            va, vb = vectors.get(a), vectors.get(b)
             return float(np.dot(va, vb)) if va is not None and vb is not None else 0.0
 
         now = self.clock.now_ms()
@@ -564,6 +567,10 @@ class EngineService:
 
     def job_counts(self) -> dict[str, dict[str, int]]:
         return self.store.job_counts()
+
+
+#: Vectors sent to the IndexActor per call when a store is opened (bounded messages and copies).
+_UPSERT_CHUNK = 10_000
 
 
 def _slug(project: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,6 +21,11 @@ class IndexService:
         self.embedder = make_embedder(embedder, batch_size=batch_size, settings=settings, model=model)
         self.batch_size = batch_size
         self.index = VectorIndex(dim=self.embedder.dim)
+        # Agents ask the same questions again (retries, every turn of a session, the bench);
+        # a hit skips the forward pass, the largest part of a recall (eval/results/perf.md).
+        self.query_cache_size = settings.query_cache_size if settings is not None else 1024
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.query_cache_hits = 0
 
     def ping(self) -> str:
         return self.embedder.name
@@ -37,9 +43,34 @@ class IndexService:
     def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]:
         return self.index.search(np.asarray(vector, dtype=np.float32), list(scopes), k)
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of a query, from a bounded LRU cache keyed by its normalised text."""
+        key = normalise_query(text)
+        vec = self._query_cache.get(key)
+        if vec is not None:
+            self._query_cache.move_to_end(key)
+            self.query_cache_hits += 1
+            return vec
+        vec = np.asarray(self.embed([key])[0], dtype=np.float32)
+        vec.flags.writeable = False  # shared by every later hit
+        if self.query_cache_size > 0:
+            self._query_cache[key] = vec
+            while len(self._query_cache) > self.query_cache_size:
+                self._query_cache.popitem(last=False)
+        return vec
+
     def embed_search(self, text: str, scopes: Sequence[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
-        vec = self.embed([text])[0]
+        vec = self.embed_query(text)
         return vec, self.search(vec, scopes, k)
 
     def size(self, scope: str | None = None) -> int:
         return self.index.size(scope)
+
+
+def normalise_query(text: str) -> str:
+    """The cache key of a query: redacted, whitespace runs collapsed, ends stripped.
+
+    The embedders see words, not spacing (MiniLM's pre-tokenizer splits on whitespace),
+    so the vector of the normalised text is the vector of the query.
+    """
+    return " ".join(redact(text).split())

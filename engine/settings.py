@@ -91,6 +91,7 @@ class EmbedderSettings(_Section):
     batch_size: int = 16
     openai_model: str = ""  # embedding model of the [model] endpoint when name = "openai"
     dim: int = Field(default=384, ge=1)  # vector width asked of (and checked on) the openai embedder
+    query_cache_size: int = Field(default=1024, ge=0)  # query vectors kept by normalised text (LRU); 0: off
 
 
 class ReviewSettings(_Section):

@@ -172,6 +172,7 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
     split_rows: list[dict[str, Any]] = []
     for size, snap in snaps.items():
         work = _copy(snap, root / f"inproc-{size}")
+        disk_per_memory = round(sum(f.stat().st_size for f in work.rglob("memory.sqlite*")) / size)
         t0 = time.perf_counter()
         rt = Runtime(work, settings, use_ray=False)
         try:
@@ -183,11 +184,14 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
             shortlist = settings.retrieval.shortlist
             abstained = 0
             # One query at a time, every part timed back to back, so that load from elsewhere on a
-            # shared machine hits all of them alike: embed, FAISS, lexical, passive recall, live recall.
-            parts: dict[str, list[float]] = {"embed": [], "faiss": [], "lexical": [], "passive": [], "live": []}
+            # shared machine hits all of them alike: embed, FAISS, lexical, passive recall of a new
+            # query (its embedding not cached), live recall of the same query (embedding cached),
+            # passive recall again (cached: everything after the query embedding).
+            parts: dict[str, list[float]] = {"embed": [], "faiss": [], "lexical": [], "passive": [], "live": [],
+                                             "after_embed": []}
             for i, q in enumerate([*warm, *measured]):
                 t = [time.perf_counter()]
-                vec = index.embed([q])[0]
+                vec = index.embedder.embed([q])[0]
                 t.append(time.perf_counter())
                 index.search(vec, scopes, shortlist)
                 t.append(time.perf_counter())
@@ -196,6 +200,8 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
                 pipe.recall(RecallRequest(project=PROJECT, query=q, passive=True))
                 t.append(time.perf_counter())
                 res = pipe.recall(RecallRequest(project=PROJECT, query=q))
+                t.append(time.perf_counter())
+                pipe.recall(RecallRequest(project=PROJECT, query=q, passive=True))
                 t.append(time.perf_counter())
                 if i < len(warm):
                     continue
@@ -212,11 +218,13 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
             shutil.rmtree(work, ignore_errors=True)
         for mode, lat in (("live", lat_live), ("passive", lat_passive)):
             recall_rows.append({"size": size, "mode": mode, **summarize_ms(lat)})
-        p = {name: summarize_ms(parts[name])["p50_ms"] for name in ("embed", "faiss", "lexical")}
+        recall_rows.append({"size": size, "mode": "passive, cached query vector", **summarize_ms(parts["after_embed"])})
+        p = {name: summarize_ms(parts[name])["p50_ms"] for name in ("embed", "faiss", "lexical", "after_embed")}
         total = summarize_ms(lat_passive)["p50_ms"]
         split_rows.append({"size": size, "indexed": indexed, "open_s": round(open_s, 2), "passive_p50_ms": total,
                            "embed_p50_ms": p["embed"], "faiss_p50_ms": p["faiss"], "lexical_p50_ms": p["lexical"],
-                           "rest_p50_ms": summarize_ms(rest)["p50_ms"], "live_abstained": abstained_live})
+                           "rest_p50_ms": summarize_ms(rest)["p50_ms"], "after_embed_p50_ms": p["after_embed"],
+                           "live_abstained": abstained_live, "disk_bytes_per_memory": disk_per_memory})
         _say(f"in process, {size}: live p50 {summarize_ms(lat_live)['p50_ms']:.1f} ms, "
              f"passive p50 {total:.1f} ms (embed {p['embed']:.1f}, faiss {p['faiss']:.2f}, lexical {p['lexical']:.2f})")
     obs_dir = root / "observe-inproc"
@@ -460,11 +468,15 @@ def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
                   "hits them alike); `rest` is the p50 over queries of the recall minus its three parts (candidate "
                   "assembly, scoring, gate, suppression, rendering). `open` is the cold open of the copied store "
                   "(load memories and vectors, fill FAISS and BM25).", "",
-                  "| size | open (s) | recall p50 | query embedding | FAISS | lexical (BM25) | rest |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
+                  "`after embedding` is a passive recall of a query whose vector is cached (the LRU of the index "
+                  "actor): FAISS, lexical and the rest. `disk` is memory.sqlite (with its WAL) per memory.", "",
+                  "| size | open (s) | recall p50 | query embedding | FAISS | lexical (BM25) | rest | after embedding "
+                  "| disk (bytes/memory) |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in doc["split"]:
             lines.append(f"| {r['size']:,} | {r['open_s']} | {r['passive_p50_ms']:.2f} | {r['embed_p50_ms']:.2f} | "
-                         f"{r['faiss_p50_ms']:.3f} | {r['lexical_p50_ms']:.3f} | {r['rest_p50_ms']:.2f} |")
+                         f"{r['faiss_p50_ms']:.3f} | {r['lexical_p50_ms']:.3f} | {r['rest_p50_ms']:.2f} | "
+                         f"{_fmt(r.get('after_embed_p50_ms'), 2)} | {_fmt(r.get('disk_bytes_per_memory'))} |")
         lines.append("")
     if doc.get("observe"):
         lines += ["## Observe acknowledgement latency (ms)", "",
@@ -511,8 +523,9 @@ def plot(doc: Mapping[str, Any], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.6))
-    styles = {("inprocess", "live"): "o-", ("inprocess", "passive"): "s--", ("ray", "live"): "^-", ("http", "live"): "D"}
+    fig, (ax, ax3, ax2) = plt.subplots(1, 3, figsize=(17, 4.6))
+    styles = {("inprocess", "live"): "o-", ("inprocess", "passive"): "s--",
+              ("inprocess", "passive, cached query vector"): "x:", ("ray", "live"): "^-", ("http", "live"): "D"}
     for (path_name, mode), style in styles.items():
         rows = [r for r in doc["recall"].get(path_name, []) if r["mode"] == mode]
         if not rows:
@@ -527,6 +540,19 @@ def plot(doc: Mapping[str, Any], path: Path) -> Path:
     ax.set_ylabel("recall latency (ms, log scale; faint: p95)")
     ax.set_title("Warm recall latency by store size", fontsize=10)
     ax.legend(fontsize=7)
+    split = doc.get("split") or []
+    if split:
+        labels = [f"{r['size']:,}" for r in split]
+        bottom = [0.0] * len(split)
+        for key, name in (("embed_p50_ms", "query embedding"), ("faiss_p50_ms", "FAISS"),
+                          ("lexical_p50_ms", "lexical"), ("rest_p50_ms", "rest")):
+            vals = [max(0.0, float(r[key])) for r in split]
+            ax3.bar(labels, vals, bottom=bottom, label=name)
+            bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+        ax3.set_xlabel("memories in the store")
+        ax3.set_ylabel("p50 ms")
+        ax3.legend(fontsize=8)
+    ax3.set_title("Parts of a passive in-process recall (p50)", fontsize=10)
     mem = doc.get("memory") or []
     if mem:
         xs = [max(r["size"], 1) for r in mem]
@@ -573,7 +599,7 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         doc["recall"]["inprocess"] = res["recall"]
         doc["split"] = res["split"]
         doc["observe"]["in process"] = res["observe"]
-        for mode in ("live", "passive"):
+        for mode in ("live", "passive", "passive, cached query vector"):
             doc["ratios"][f"in process, {mode}"] = _ratios([r for r in res["recall"] if r["mode"] == mode])
     if "http" in parts:
         smallest = sizes[0]
