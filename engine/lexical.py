@@ -75,7 +75,7 @@ class BM25Index:
     query costs one vectorised pass over the postings of its terms (numpy), and a
     document costs a few bytes per token instead of one ``Counter`` object. Scores are
     the same numbers, in the same order of operations, as the textbook per-document loop
-    (``tests/bm25_reference.py`` keeps that loop as the oracle).
+    (``eval/perf/bm25_reference.py`` keeps that loop as the oracle).
     """
 
     #: Retired slots are dropped once they outnumber the live ones and pass this count.

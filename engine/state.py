@@ -67,7 +67,8 @@ class MemoryTable:
         if m.belief:
             self._by_belief.setdefault((m.scope, normalize_belief(m.belief)), set()).add(m.id)
         if m.servable and not m.purged:
-            self.lexical.add(m.id, m.text)
+            if old is None or old.text != m.text or m.id not in self.lexical:  # credit and moves keep the text
+                self.lexical.add(m.id, m.text)
         else:
             self.lexical.remove(m.id)
         if m.servable and not m.purged and m.tier in (Tier.CORE, Tier.PINNED):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from engine.lexical import BM25Index
 from eval.peers import run as peers_run
-from bm25_reference import ReferenceBM25
+from eval.perf.bm25_reference import ReferenceBM25
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEV = peers_run.DEFAULT_FILE
