@@ -308,8 +308,10 @@ class VectorIndex:
             return  # a running build replays this call's writes when it is swapped in
         too_big = not held.approximate and len(held.live) > self.approximate_above
         too_stale = held.approximate and held.stale > self.rebuild_stale_fraction * held.index.ntotal
-        if not (too_big or too_stale):
-            return
+        if too_big or too_stale:
+            self._start_build(scope, held)
+
+    def _start_build(self, scope: str, held: _Scope) -> None:
         labels = np.fromiter(held.live, dtype=np.int64, count=len(held.live))
         with _faiss_errors("read vectors for a rebuild"):
             rows = np.ascontiguousarray(held.index.reconstruct_batch(labels), dtype=np.float32)
@@ -342,6 +344,14 @@ class VectorIndex:
             del self._builds[scope]
             if build.error is not None:
                 raise IndexError_(f"rebuild of scope {scope!r} failed: {build.error}") from build.error
+            held = self._scopes.get(scope)
+            written = sum(len(labels) for labels, _ in build.pending)
+            too_many = written >= max(self.background_above, len(build.labels) // 2)
+            if held is not None and build.approximate and too_many:
+                # Replaying that many writes into HNSW here would block the owner (a store
+                # being opened sends its vectors in chunks): build again from what is served now.
+                self._start_build(scope, held)
+                continue
             self._swap(scope, build)
             self._maybe_rebuild(scope)
 

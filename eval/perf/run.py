@@ -438,7 +438,9 @@ def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
         "size is measured on a fresh copy of the store, opened cold, then warmed with "
         f"{doc['store']['warmup']} queries; {doc['store']['queries']} distinct queries are timed (developer questions "
         "about the same services, one in ten unrelated). Live recall is the agent's path (shadow credit committed to "
-        "memory.sqlite); passive recall changes nothing.",
+        "memory.sqlite); passive recall changes nothing. In process, each query is recalled passively first (a new "
+        "query: its vector is computed), then live and passively again (a repeated query: its vector comes from the "
+        "index actor's LRU cache); through Ray and HTTP every timed query is new to the actors.",
         "",
         f"![latency by size]({png_name})",
         "",
@@ -670,6 +672,7 @@ def main(args: argparse.Namespace) -> int:
     text = render(doc, doc["command"], png.name)
     (out / "perf.md").write_text(text + ("\n" + notes.read_text(encoding="utf-8") if notes.exists() else ""),
                                  encoding="utf-8")
+    (out / "perf.json").write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     if args.json:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
         return 0

@@ -331,3 +331,27 @@ def test_background_rebuild_back_to_flat_drops_ids_removed_during_the_build(monk
     assert not index.is_approximate("p") and index.size("p") == 39
     found = dict(index.search(vecs[25], ["p"], k=60))
     assert "m25" not in found and len(found) == 39 and "m30" in found
+
+
+def test_many_writes_during_a_background_build_start_a_fresh_build_instead_of_a_long_replay(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = threading.Event()
+    real_fill = VectorIndex._fill
+    fills: list[int] = []
+
+    def held_fill(build: object, rows: np.ndarray, threads: int) -> None:
+        fills.append(len(rows))
+        assert gate.wait(10)
+        real_fill(build, rows, threads)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VectorIndex, "_fill", staticmethod(held_fill))
+    vecs = unit_rows(120, seed=6)
+    index = VectorIndex(dim=DIM, approximate_above=40, background_above=30)
+    index.upsert("p", ids("m", 50), vecs[:50])  # first build: a snapshot of 50
+    index.upsert("p", ids("m", 120)[50:], vecs[50:])  # 70 more while it runs (>= 30: too many to replay)
+    gate.set()
+    index.wait_for_builds(timeout_s=10)  # the first finishes and is replaced by a build of all 120
+    index.wait_for_builds(timeout_s=10)
+    assert fills == [50, 120]
+    assert index.is_approximate("p") and index.size("p") == 120 and not index.building("p")
+    assert index.search(vecs[100], ["p"], k=1)[0][0] == "m100"
