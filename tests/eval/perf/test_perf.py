@@ -64,12 +64,15 @@ def test_in_process_run_prints_one_json_document_and_writes_the_report(
                         "command", "wall_seconds"}
     assert doc["sizes"] == [20, 60] and doc["machine"]["nproc"] >= 1
     rows = doc["recall"]["inprocess"]
-    assert [(r["size"], r["mode"]) for r in rows] == [(20, "live"), (20, "passive"), (60, "live"), (60, "passive")]
+    cached = "passive, cached query vector"
+    assert [(r["size"], r["mode"]) for r in rows] == [(20, "live"), (20, "passive"), (20, cached),
+                                                      (60, "live"), (60, "passive"), (60, cached)]
     for r in rows:
         _positive(r, 12)
     for r in doc["split"]:
         assert r["indexed"] == r["size"]
         assert r["embed_p50_ms"] > 0 and r["faiss_p50_ms"] > 0 and r["lexical_p50_ms"] > 0
+        assert r["after_embed_p50_ms"] > 0 and r["disk_bytes_per_memory"] > 0
     _positive(doc["observe"]["in process"], 12)
     assert set(doc["ratios"]["in process, live"]) == {"p50 60 / 20", "p95 60 / 20"}
     assert [b["size"] for b in doc["build"]] == [20, 60] and [b["added"] for b in doc["build"]] == [20, 40]
@@ -77,6 +80,7 @@ def test_in_process_run_prints_one_json_document_and_writes_the_report(
     assert ".venv/bin/dynmem bench perf --sizes 20,60 --queries 12 --replay-turns 0 --parts inprocess" in report
     assert "| in process, live | 20 |" in report
     assert (tmp_path / "out" / "perf.png").stat().st_size > 0
+    assert json.loads((tmp_path / "out" / "perf.json").read_text(encoding="utf-8"))["sizes"] == [20, 60]
     assert list((tmp_path / "data").iterdir()) == []  # the temporary stores are removed
 
 
