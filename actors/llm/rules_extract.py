@@ -52,6 +52,7 @@ from actors.llm.rules_text import (
 )
 from engine.keys import normalize_belief, normalize_key
 from engine.models import Candidate, Kind, Origin, Unit
+from engine.utterance import statements, unwrap
 
 __all__ = ["EXTRACTORS", "PROMPT_VERSION", "Clause", "Finding", "extract_unit"]
 
@@ -149,7 +150,7 @@ def extract_unit(unit: Unit, scope: str) -> list[Candidate]:
     credentials = _credentials(strip_memory_blocks(unit.user))[0]
     secret_turn = bool(credentials)
     for speaker, body in (("user", unit.user), ("assistant", drop_plan_lists(unit.assistant))):
-        for sentence in sentences(body):
+        for sentence in statements(sentences(unwrap(body))):  # never a question or request (issue 13)
             if MEMORY_TALK.search(sentence):
                 continue
             found = _findings(sentence, speaker)
