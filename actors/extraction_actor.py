@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from actors.llm.base import ModelClient
 from engine.models import Candidate, Unit
+from engine.utterance import asks
 
 
 class Extracted(BaseModel):
@@ -29,4 +30,5 @@ class ExtractionService:
         return self.client.name
 
     def extract(self, units: Sequence[Unit], scope: str) -> Extracted:
-        return Extracted(candidates=tuple(self.client.extract(list(units), scope)))
+        # Whichever client proposed it, a question or request is never a fact (issue 13).
+        return Extracted(candidates=tuple(c for c in self.client.extract(list(units), scope) if not asks(c.text)))

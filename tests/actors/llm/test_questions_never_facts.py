@@ -182,3 +182,19 @@ def test_repair_never_stores_a_question(tmp_path: Path, question: str) -> None:
     assert all("u1" not in p.source_unit_ids or not asks(p.text) for p in inv.accepted)
     # positive control: the statement turn does answer the question, and repair finds it
     assert accepted and all(p.source_unit_ids == ("u2",) for p in inv.accepted), inv
+
+
+def test_the_extraction_service_drops_a_question_from_any_client() -> None:
+    from actors.extraction_actor import ExtractionService
+    from engine.models import Candidate
+
+    class Parrot:  # a model client that proposes whatever it is told (an LLM that quotes the question)
+        name = "parrot"
+
+        def extract(self, units: list[Unit], scope: str) -> list[Candidate]:
+            return [Candidate(text=t, scope=scope, source_unit_ids=(units[0].id,), valid_from_ms=1)
+                    for t in ('"Does the API run on port 3000?"', "The API listens on port 7070.")]
+
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1, user="x", assistant="", request_id="r")
+    got = ExtractionService(Parrot()).extract([unit], SCOPE)  # type: ignore[arg-type]
+    assert [c.text for c in got.candidates] == ["The API listens on port 7070."]  # the statement stays
