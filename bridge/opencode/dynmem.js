@@ -39,8 +39,8 @@ function settingsFrom(env) {
     ? path.resolve(env.DYNMEM_HOME)
     : INSTALLED.dataDir || path.join(env.XDG_DATA_HOME || path.join(home, ".local", "share"), "dynmem");
   // where the user's running sidecar announces itself, whatever its data dir (bridge/server.py)
-  const runtimeDir = env.DYNMEM_RUNTIME_DIR
-    ? path.resolve(env.DYNMEM_RUNTIME_DIR)
+  const runtimeDir = env.DYNMEM_STATE_DIR
+    ? path.resolve(env.DYNMEM_STATE_DIR)
     : path.join(env.XDG_STATE_HOME || path.join(home, ".local", "state"), "dynmem");
   return {
     dataDir,
