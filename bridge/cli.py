@@ -142,6 +142,10 @@ def _parse_as_of(text: str | None) -> int | None:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     from actors.wire import RecallRequest
+    from engine.errors import EmptyQuery
+
+    if not args.query.strip():  # before the project check: the query is wrong whatever the project
+        raise EmptyQuery("the query is empty")
 
     # Passive unless --live: looking something up from a terminal is not a memory miss, and
     # must not credit memories or start a repair (issue 13: a CLI recall stored its own question).

@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, ValidationError
 
 from actors.pipeline import Pipeline
 from bridge import wire
-from engine.models import Job, Memory
+from engine.errors import InvalidInput
+from engine.models import Memory
+from engine.scopes import project_scope
 
 #: Memories per import request: an export line is about 1 KB, the body limit is 1 MiB.
 IMPORT_CHUNK = 200
@@ -31,12 +33,12 @@ class ProjectsReply(wire.Body):
 
 
 class ExportReply(wire.Body):
-    memories: list[Memory] = Field(description="every memory of the project, in every state")
+    memories: list[dict[str, Any]] = Field(description="every memory of the project, in every state (the Memory model)")
 
 
 class ImportBody(wire.Body):
     project: wire.Project = wire.ProjectField
-    memories: list[Memory] = Field(max_length=IMPORT_CHUNK * 5, description="memories as written by export")
+    memories: list[dict[str, Any]] = Field(max_length=IMPORT_CHUNK * 5, description="memories as written by export")
 
 
 class ImportReply(wire.Body):
@@ -45,7 +47,7 @@ class ImportReply(wire.Body):
 
 class JobsReply(wire.Body):
     counts: dict[str, dict[str, int]] = Field(description="log jobs by kind and state")
-    jobs: list[Job] = Field(description="the jobs asked for, newest first")
+    jobs: list[dict[str, Any]] = Field(description="the jobs asked for, newest first (id, kind, state, attempts...)")
 
 
 class RepairsReply(wire.Body):
@@ -61,11 +63,17 @@ def add_cli_routes(app: FastAPI, pipe: Pipeline, data_dir: str) -> None:
 
     @app.get("/v1/export", response_model=ExportReply)
     def export(project: _Project) -> ExportReply:
-        return ExportReply(memories=pipe.export(project))
+        return ExportReply(memories=[m.model_dump(mode="json") for m in pipe.export(project)])
 
     @app.post("/v1/import", response_model=ImportReply)
     def import_(body: ImportBody) -> ImportReply:
-        return ImportReply(imported=pipe.import_memories(body.project, body.memories))
+        try:
+            rows = [Memory.model_validate(m) for m in body.memories]
+        except ValidationError as exc:
+            raise InvalidInput(f"not a memory: {exc.errors()[0]['msg']}") from exc
+        scope = project_scope(body.project)  # as `dynmem import` does: the rows join this project
+        rows = [m if m.scope == "global" else m.model_copy(update={"scope": scope}) for m in rows]
+        return ImportReply(imported=pipe.import_memories(body.project, rows))
 
     @app.get("/v1/jobs/list", response_model=JobsReply)
     def jobs(project: _Project,
@@ -73,13 +81,13 @@ def add_cli_routes(app: FastAPI, pipe: Pipeline, data_dir: str) -> None:
                                                 description="only this state")] = None,
              limit: Annotated[int, Query(ge=1, le=1000, description="at most this many")] = 200) -> JobsReply:
         counts, rows = pipe.job_list(project, state, limit)
-        return JobsReply(counts=counts, jobs=rows)
+        return JobsReply(counts=counts, jobs=[j.model_dump(mode="json") for j in rows])
 
     @app.post("/v1/jobs/{job_id}/retry", response_model=JobsReply)
     def retry(job_id: int, project: _Project) -> JobsReply:
         pipe.retry_job(project, job_id)
         counts, rows = pipe.job_list(project, None, 200)
-        return JobsReply(counts=counts, jobs=rows)
+        return JobsReply(counts=counts, jobs=[j.model_dump(mode="json") for j in rows])
 
     @app.get("/v1/repairs", response_model=RepairsReply)
     def repairs(project: _Project,

@@ -79,7 +79,12 @@ def known_projects(data_dir: Path) -> list[dict[str, str]]:
 
 
 def require_project(data_dir: Path, project: str) -> None:
-    """Raise ``NotFound`` (and create nothing) when ``project`` has no stores in ``data_dir``."""
+    """Raise ``NotFound`` (and create nothing) when ``project`` has no stores in ``data_dir``.
+
+    A malformed name is ``InvalidInput`` first (engine.scopes has the one naming rule)."""
+    from engine.scopes import project_scope
+
+    project_scope(project)
     if not project_exists(data_dir, project):
         names = [p["project"] for p in known_projects(data_dir)]
         hint = f"; known: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}" if names else "; there is none yet"
