@@ -75,7 +75,9 @@ def dynmem_executable() -> str:
 
 def rendered(bin_path: str, data_dir: Path) -> str:
     """The plugin source with this installation's executable and data directory filled in."""
-    source = SOURCE.read_text(encoding="utf-8")
+    from bridge.plugin_redact import render_into
+
+    source = render_into(SOURCE.read_text(encoding="utf-8"))  # this installation's secret detectors
     if PLACEHOLDER not in source:
         raise InvalidInput(f"plugin: {SOURCE} has no install placeholder")
     installed = {"bin": bin_path, "dataDir": str(data_dir)}

@@ -304,6 +304,267 @@ class Sidecar {
 }
 
 // ---------------------------------------------------------------------------------------------
+// secrets: the outbox holds turns while the sidecar is down, so they are redacted first, with
+// the detectors of engine/redact.py (same kinds, priorities, merging and markers).
+
+// BEGIN secret detectors (generated from engine/redact.py by `python -m bridge.plugin_redact --write`)
+const SECRET_DETECTORS = [
+{
+"kind": "private_key",
+"source": "-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[\\s\\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:[ \\t]*\\r?\\n(?:[A-Za-z0-9-]+:[^\\n]*|[A-Za-z0-9+/=]+))*)",
+"flags": ""
+},
+{
+"kind": "aws_access_key_id",
+"source": "\\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\\b",
+"flags": ""
+},
+{
+"kind": "aws_secret_access_key",
+"source": "aws_?secret_?(?:access_?)?key[\\\"']?\\s*(?:=|:|=>)\\s*[\\\"']?(?<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+"flags": "i"
+},
+{
+"kind": "github_token",
+"source": "(?<![A-Za-z0-9_-])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "github_token",
+"source": "(?<![A-Za-z0-9_-])github_pat_[A-Za-z0-9_]{22,255}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "gitlab_token",
+"source": "(?<![A-Za-z0-9_-])gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "npm_token",
+"source": "(?<![A-Za-z0-9_-])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "pypi_token",
+"source": "(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "slack_token",
+"source": "(?<![A-Za-z0-9_-])xox[abposr]-[A-Za-z0-9-]{10,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "slack_token",
+"source": "(?<![A-Za-z0-9_-])xapp-\\d-[A-Za-z0-9-]{10,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "slack_webhook",
+"source": "https://hooks\\.slack\\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}",
+"flags": ""
+},
+{
+"kind": "discord_webhook",
+"source": "https://(?:ptb\\.|canary\\.)?discord(?:app)?\\.com/api/webhooks/\\d+/[\\w-]{20,}",
+"flags": ""
+},
+{
+"kind": "stripe_key",
+"source": "(?<![A-Za-z0-9_-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "stripe_key",
+"source": "(?<![A-Za-z0-9_-])whsec_[A-Za-z0-9]{24,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "anthropic_key",
+"source": "(?<![A-Za-z0-9_-])sk-ant-(?:[a-z]+\\d*-)?[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "openai_key",
+"source": "(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z_-]*\\d)[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "google_api_key",
+"source": "(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "huggingface_token",
+"source": "(?<![A-Za-z0-9_-])hf_[A-Za-z0-9]{34,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "twilio_key",
+"source": "\\bSK[0-9a-fA-F]{32}\\b",
+"flags": ""
+},
+{
+"kind": "sendgrid_key",
+"source": "(?<![A-Za-z0-9_-])SG\\.[A-Za-z0-9_-]{16,32}\\.[A-Za-z0-9_-]{30,50}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "discord_token",
+"source": "(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6,7}\\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "telegram_token",
+"source": "\\b\\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "shopify_token",
+"source": "\\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\\b",
+"flags": ""
+},
+{
+"kind": "digitalocean_token",
+"source": "\\bdo[pro]_v1_[a-f0-9]{64}\\b",
+"flags": ""
+},
+{
+"kind": "jwt",
+"source": "(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "connection_string",
+"source": "\\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|redis|rediss|amqps?|mssql|sqlserver|cockroachdb|clickhouse)(?:\\+[a-z0-9]+)?://[^\\s:/@'\\\"]*:(?<secret>[^\\s@/'\\\"]+)@(?=[A-Za-z0-9\\[._-])",
+"flags": "i"
+},
+{
+"kind": "url_password",
+"source": "\\b[a-z][a-z0-9+.-]{0,30}://[^\\s:/@'\\\"]*:(?<secret>[^\\s@/'\\\"]+)@(?=[A-Za-z0-9\\[._-])",
+"flags": "i"
+},
+{
+"kind": "connection_string",
+"source": "\\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=(?<secret>[^;\\s'\\\"]{8,})",
+"flags": "i"
+},
+{
+"kind": "authorization",
+"source": "\\b(?:proxy-)?authorization[\\\"']?\\s*[:=]\\s*[\\\"']?(?:bearer|basic|token|digest)\\s+(?<secret>[A-Za-z0-9._~+/=-]{6,})",
+"flags": "i"
+},
+{
+"kind": "bearer_token",
+"source": "\\bbearer\\s+(?<secret>[A-Za-z0-9._~+/-]{16,}=*)",
+"flags": "i"
+},
+{
+"kind": "api_key_header",
+"source": "\\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token)[\\\"']?\\s*:\\s*[\\\"']?(?<secret>[A-Za-z0-9._~+/=-]{8,})",
+"flags": "i"
+},
+{
+"kind": "netrc_password",
+"source": "\\blogin\\s+\\S+\\s+password\\s+(?<secret>\\S+)",
+"flags": ""
+},
+{
+"kind": "cli_secret_flag",
+"source": "(?<![\\w-])--(?:password|passwd|token|api-key|secret|client-secret)\\s+(?<q>[\\\"']?)(?<secret>[^\\s'\\\"]{3,})\\k<q>",
+"flags": "i"
+},
+{
+"kind": "secret_assignment",
+"source": "(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|account|auth)[_-]?key|apikey)[\\\"']?\\s*(?::=|=>|=|:)\\s*(?<q>[\\\"'])(?<secret>(?:(?!\\k<q>)[^\\n\\\\]|\\\\.){1,500})\\k<q>",
+"flags": "i"
+},
+{
+"kind": "secret_assignment",
+"source": "(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|account|auth)[_-]?key|apikey)\\s*(?<![=!<>])(?:=|:=)(?!=)\\s*(?<secret>[^\\s'\\\"`;&,<>)\\]}]+)",
+"flags": "i"
+},
+{
+"kind": "secret_assignment",
+"source": "[\\\"'][A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|account|auth)[_-]?key|apikey)[\\\"']\\s*:\\s*(?<secret>[^\\s'\\\"`;&,<>)\\]}]+)",
+"flags": "i"
+},
+{
+"kind": "secret_assignment",
+"source": "^[ \\t-]*[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|account|auth)[_-]?key|apikey)[ \\t]*:[ \\t]*(?<secret>[^\\s'\\\"#]+)[ \\t]*$",
+"flags": "im"
+},
+{
+"kind": "secret_in_prose",
+"source": "\\b(?:password|passwd|passphrase|secret|token|credentials?|api[ _-]?key|access[ _-]?key|auth[ _-]?token|private[ _-]?key|key|value)\\b[^\\n]{0,60}?(?<![A-Za-z0-9_-])(?<secret>(?=[A-Za-z0-9+/_-]*\\d)[A-Za-z0-9+/_-]{32,}={0,2})(?![A-Za-z0-9_-])",
+"flags": "i"
+}
+];
+const NOT_A_VALUE = {"source": "^(?:[$%{<*]|(?:none|null|nil|true|false|undefined|required|optional|str|string|bytes|int|secretstr|env|os\\.environ.*|process\\.env.*|xx+|\\.\\.\\.+|-+)$|[A-Za-z_][A-Za-z0-9_]*(?:\\.[A-Za-z_][A-Za-z0-9_]*)+$|.*[(\\[]|[a-z_]*(?:password|passwd|secret|token|key)[a-z_]*$)", "flags": "i"};
+// END secret detectors
+
+const MARKER_RE = /\[REDACTED:[a-z0-9_]+\]/g;
+const CODE_KINDS = new Set(["secret_assignment", "cli_secret_flag"]);
+let compiled = null;
+
+function detectors() {
+  if (!compiled) {
+    compiled = {
+      list: SECRET_DETECTORS.map((d) => ({ kind: d.kind, re: new RegExp(d.source, `${d.flags}gd`) })),
+      notValue: new RegExp(NOT_A_VALUE.source, NOT_A_VALUE.flags),
+    };
+  }
+  return compiled;
+}
+
+function findSecrets(text) {
+  const { list, notValue } = detectors();
+  const markers = [...text.matchAll(MARKER_RE)].map((m) => [m.index, m.index + m[0].length]);
+  const hits = [];
+  list.forEach(({ kind, re }, priority) => {
+    for (const m of text.matchAll(re)) {
+      let start = m.index;
+      let end = m.index + m[0].length;
+      if (m.indices?.groups?.secret) {
+        if (CODE_KINDS.has(kind) && notValue.test(m.groups.secret)) continue;
+        [start, end] = m.indices.groups.secret;
+      } else if (m.groups && "secret" in m.groups) {
+        continue; // the optional group did not take part
+      }
+      if (end <= start || markers.some(([a, b]) => start < b && a < end)) continue;
+      hits.push([start, end, priority]);
+    }
+  });
+  hits.sort((x, y) => x[0] - y[0] || x[1] - y[1] || x[2] - y[2]);
+  const merged = [];
+  for (const [start, end, priority] of hits) {
+    const last = merged.at(-1);
+    if (last && start < last[1]) {
+      last[1] = Math.max(last[1], end);
+      last[2] = Math.min(last[2], priority);
+    } else merged.push([start, end, priority]);
+  }
+  return merged.map(([start, end, p]) => ({ kind: list[p].kind, start, end }));
+}
+
+/** `text` with every secret replaced by [REDACTED:<kind>], as engine.redact.redact does. */
+function redactSecrets(text) {
+  if (typeof text !== "string" || !text) return text;
+  for (let round = 0; round < 10; round++) {
+    const hits = findSecrets(text);
+    if (!hits.length) break;
+    let out = "";
+    let cursor = 0;
+    for (const h of hits) {
+      out += text.slice(cursor, h.start) + `[REDACTED:${h.kind}]`;
+      cursor = h.end;
+    }
+    text = out + text.slice(cursor);
+  }
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
 // outbox: append the request first, send, then acknowledge. Append-only lines
 // ({"id", "method", "route", "body"} and {"ack": id}); compaction renames the file away and
 // re-appends what is still pending, so concurrent opencode processes never lose a line.
@@ -526,8 +787,10 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
     }
   }
 
-  /** Persist first, then send; the entry stays in the outbox until the sidecar acknowledges it. */
-  function deliver(route, body) {
+  /** Persist first (redacted), then send; the entry stays in the outbox until the sidecar acknowledges it. */
+  function deliver(route, raw) {
+    const body = { ...raw };
+    for (const field of ["user", "assistant", "answer"]) if (typeof body[field] === "string") body[field] = redactSecrets(body[field]);
     const entry = { id: body.request_id, method: "POST", route, body, ts: Date.now() };
     outbox.append(entry);
     return track(
@@ -829,5 +1092,8 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
     },
   };
 };
+
+// for tests (tests/bridge/test_plugin_redact.py); a property, not an export: opencode calls every export
+DynmemPlugin.redactSecrets = redactSecrets;
 
 export default DynmemPlugin;
