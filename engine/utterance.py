@@ -94,10 +94,17 @@ _TAG = re.compile(
 )
 
 
+_ESCAPED_PAIR = re.compile(r'^\\"(.*)\\"([?!.]*)$', re.S)
+
+
 def _strip_pair(text: str) -> str:
     """Remove one pair of matching quotes or brackets around the whole text, if there is one."""
     if len(text) < 2:
         return text
+    # JSON-escaped quotes: opencode delivers a quoted shell argument as "\"...\""
+    escaped = _ESCAPED_PAIR.match(text)
+    if escaped:
+        return (escaped.group(1) + escaped.group(2)).strip()
     opener = text[0]
     closer = _PAIRS.get(opener)
     if closer is None:

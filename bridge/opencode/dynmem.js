@@ -227,7 +227,7 @@ class Sidecar {
     if (!this.conn || this.conn.url !== conn.url) {
       const other = this.s.dataDirExplicit && conn.dataDir && path.resolve(conn.dataDir) !== this.s.dataDir;
       this.log[other ? "error" : "info"]("using the dynmem sidecar", {
-        url: conn.url, pid: conn.pid, data_dir: conn.dataDir, configured_data_dir: this.s.dataDir,
+        url: conn.url, sidecar_pid: conn.pid, data_dir: conn.dataDir, configured_data_dir: this.s.dataDir,
         ...(other ? { note: "DYNMEM_HOME names another data dir; the user's running sidecar is used (one sidecar per user)" } : {}),
       });
     }

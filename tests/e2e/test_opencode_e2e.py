@@ -10,7 +10,8 @@ neither ``dynmem`` on PATH nor ``DYNMEM_BIN`` nor the sidecar's ``DYNMEM_HOME``)
    the tool result. Tool overhead is measured from that request body: the plugin's tool
    definitions <= 150 tokens, block + tools <= 250 tokens with three memories injected; the
    same request with ``DYNMEM_TOOLS=all`` gives the figure before issue 13;
-3. a quoted question (``opencode run '"Does the API run on port 3000?"'``) stores nothing;
+3. a question given as one argument (``opencode run "Does the API run on port 3000?"``, which
+   opencode delivers in literal quotes) stores nothing;
 4. session 3 moves the API to port 7070; session 4, run from a subfolder of the repository,
    gets 7070 and not 9090 (same project);
 5. an opencode killed with SIGKILL right after ``session.idle`` (its send held by a sidecar that
@@ -418,10 +419,9 @@ def test_memory_flows_through_real_opencode(stack: tuple[FakeOpenAI, dict[str, s
     assert none["tools"] == 0 and none["block_tokens"] == after["block_tokens"], none
     print(f"\nplugin overhead per request (bytes/4): default {after}; DYNMEM_TOOLS=all {before}; none {none}")
 
-    # a question quoted by the shell stores nothing
-    quoted = '"Does the API run on port 3000?"'
-    run_opencode(project, oc_env, quoted, one_arg=True)
-    sidecar.wait_for("the quoted question in the log", lambda: "3000" in json.dumps(
+    # a question given as one argument (opencode delivers it in literal quotes) stores nothing
+    run_opencode(project, oc_env, "Does the API run on port 3000?", one_arg=True)
+    sidecar.wait_for("the quoted question in the log", lambda: '\\"Does the API run on port 3000?\\"' in json.dumps(
         sidecar.call("POST", "/v1/log/search", {"project": str(project), "query": "API port 3000"})))
     sidecar.wait_for("its extraction to finish", lambda: jobs_idle(sidecar, project))
     texts = [m["text"] for m in memories_of(sidecar, project)]

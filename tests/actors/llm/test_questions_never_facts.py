@@ -33,6 +33,7 @@ QUESTIONS = [
     '"Is the default branch main?" ',
     '"what port does the api listen on"',
     "«Is Redis 7.2 the cache for sessions?»",
+    '"\\"Does the API run on port 3000?\\""',  # a quoted argument, as opencode delivers it (JSON-escaped)
     # bracketed
     "(is the API on port 8080?)",
     "[Does the worker read REDIS_URL from the environment?]",

@@ -600,3 +600,16 @@ test("the project is the repository: the same from a subfolder and from a linked
     fs.rmSync(wt, { recursive: true, force: true });
   }
 });
+
+test("the outbox holds redacted turns only", async () => {
+  const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+  const user = { info: { id: "msg_u9", role: "user", sessionID: "ses_1" }, parts: [{ type: "text", text: `deploy with OPENAI_API_KEY=${secret} please` }] };
+  const answer = { ...ASSISTANT_MSG, info: { ...ASSISTANT_MSG.info, id: "msg_a9", parentID: "msg_u9" } };
+  const hooks = await load(fakeClient([user, answer])); // no sidecar: the turn stays in the outbox
+  await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_1" } } });
+  await hooks.dispose();
+  const raw = fs.readFileSync(path.join(home, "outbox", fs.readdirSync(path.join(home, "outbox"))[0]), "utf8");
+  assert.ok(!raw.includes(secret), raw);
+  const [entry] = pendingOutbox();
+  assert.match(entry.body.user, /^deploy with OPENAI_API_KEY=\[REDACTED:[a-z_]+\] please$/); // the rest is kept (control)
+});
