@@ -31,6 +31,7 @@ class SidecarPipeline:
     """The subset of ``Pipeline`` the CLI uses, served by the sidecar of a data directory."""
 
     def __init__(self, info: dict[str, Any]) -> None:
+        self.wait_drain = False  # drain() waits for the sidecar's worker (replay, demo) instead of returning at once
         self.url = str(info["url"]).rstrip("/")
         self.token = Path(info["token_file"]).read_text(encoding="utf-8").strip()
         review = info.get("review_token_file")
@@ -69,7 +70,7 @@ class SidecarPipeline:
         """The sidecar's worker distils turns in the background; ``wait`` polls until its jobs are done."""
         from actors.pipeline import DrainReport
 
-        if not wait:
+        if not (wait or self.wait_drain):
             return DrainReport(jobs_done=0, jobs_failed=0, dead=0, adjudicated=0, outcomes={"queued in the sidecar": 1})
         deadline = time.monotonic() + timeout_s
         while True:

@@ -480,4 +480,17 @@ def test_memory_flows_through_real_opencode(stack: tuple[FakeOpenAI, dict[str, s
     assert down.stderr.count("dynmem: memory is off") == 1, down.stderr
     assert "no-such-dynmem does not exist" in down.stderr
     assert down_s < warm_s + 10, (down_s, warm_s)  # not the 20 s start timeout
-    print(f"run with the sidecar down: {down_s:.1f} s (warm run with it up: {warm_s:.1f} s)")
+    # and from the plugin's own log: loaded -> "memory is off" in well under the start timeout
+    lines = [json.loads(x) for x in (tmp_path / "other-home" / "logs" / "opencode-plugin.log").read_text().splitlines()]
+    loaded = [x for x in lines if x["msg"] == "plugin loaded" and x["pid"] == lines[-1]["pid"]]
+    off = [x for x in lines if x["msg"] == "memory is off" and x["pid"] == lines[-1]["pid"]]
+    gave_up_s = (_ms(off[0]["ts"]) - _ms(loaded[0]["ts"])) / 1000
+    assert gave_up_s < 3, gave_up_s
+    print(f"run with the sidecar down: {down_s:.1f} s, memory off after {gave_up_s:.2f} s "
+          f"(warm run with it up: {warm_s:.1f} s)")
+
+
+def _ms(iso: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000
