@@ -58,7 +58,7 @@ class ModelSettings(_Section):
     client: str = "rules"  # rules | openai
     # What the offline ``rules`` client extracts: "developer" (decisions, facts, preferences about a
     # code base) or "conversation" (a person's life, plans and events, for assistant-style histories).
-    extraction_profile: Literal["developer", "conversation"] = "developer"
+    extraction_profile: Literal["developer", "extractive", "conversation"] = "developer"
     openai_base_url: str = ""
     openai_model: str = ""
     openai_api_key: str = Field(default="", repr=False)  # only from DYNMEM_OPENAI_API_KEY
