@@ -196,6 +196,7 @@ def test_the_extraction_service_drops_a_question_from_any_client() -> None:
             return [Candidate(text=t, scope=scope, source_unit_ids=(units[0].id,), valid_from_ms=1)
                     for t in ('"Does the API run on port 3000?"', "The API listens on port 7070.")]
 
-    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1, user="x", assistant="", request_id="r")
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1, user='"Does the API run on port 3000?"',
+                assistant="The API listens on port 7070.", request_id="r")
     got = ExtractionService(Parrot()).extract([unit], SCOPE)  # type: ignore[arg-type]
     assert [c.text for c in got.candidates] == ["The API listens on port 7070."]  # the statement stays
