@@ -178,7 +178,8 @@ def occurs_whole(value: str, source: str) -> bool:
     value = normalize_text(value)
     if not value:
         return False
-    tail = r"[a-z]*" if value[-1].isalpha() else ""
+    # "postgres" in "postgresql", "mongo" in "mongodb"; never "go" in "gone".
+    tail = r"[a-z]{0,3}" if len(value) >= 5 and value[-1].isalpha() else ""
     # After the value, a dash and a word is a compound ("squash" in "squash-merge"); a dash and a
     # number, a dot and a word, or an underscore continue a name.
     pattern = rf"(?<!{_IDENT_CHAR})(?<!\w\.){re.escape(value)}{tail}(?!\w)(?!-\d)(?!-$)(?!\.\w)"

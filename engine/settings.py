@@ -33,6 +33,12 @@ class DynamicsSettings(_Section):
 class IngestSettings(_Section):
     tau_dup: float = 0.85  # cosine above which a different value is a tension
     tombstones: bool = True
+    # Cosine between two keys of the same kind ("api port" / "api server port") above which a new
+    # key is read as the known one, so that a paraphrase supersedes. 0.80: on the key pairs of
+    # tests/engine/test_keys.py, different subjects of one kind reach at most 0.70 and paraphrases
+    # 0.83-0.95 (some paraphrases, "backend port" 0.66, stay apart: a miss, not a wrong merge).
+    # Above 1.0 turns resolution off.
+    tau_key: float = 0.80
 
 
 class RetrievalSettings(_Section):

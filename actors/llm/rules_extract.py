@@ -97,10 +97,32 @@ def _extractive(c: Clause) -> Finding | None:
     if c.speaker != "user" or not 4 <= len(words) <= 28 or _NOT_DURABLE.search(c.text):
         return None
     value = _VALUE_SHAPE.search(c.text)
-    if "`code`" in c.text or not value:
+    if "`code`" in c.text or not value or _MEASURED.search(c.text):
         return None
+    verb = _STATING_VERB.search(" ".join(words[:7]))
+    if verb is None:
+        return None  # a fragment ("The Dockerfile for the worker") or an instruction states nothing
     key, belief = _subject_key(c.text, value.group(0))
     return Finding(key, belief, Kind.FACT, cap(c.text) + ".", weight=-0.1)
+
+
+# A state or a habit in the present (or a change to a new state), after a subject: "X is / lives
+# in / runs on / uses / goes to / moved to Y", "we deploy to Y". Past events ("took", "ran",
+# "approved") and instructions are not stated facts.
+_STATING_VERB = re.compile(
+    r"^(?:(?:we|[\w.+/-]+(?:\s+[\w.+/-]+){0,3}?)\s+(?:now\s+|still\s+|always\s+|usually\s+|only\s+|also\s+)?)"
+    r"(?:is|are|lives?|runs?|sits?|uses?|goes|go|points?|listens?|writes?|reads?|stores?|keeps?|expires?|"
+    r"rotates?|belongs?|owns?|deploys?|publish(?:es)?|ships?|builds?|serves?|talks?|connects?|defaults|"
+    r"requires?|must|should|never|lands?|happens?|starts?|moved to|switched to|migrated to|"
+    r"changed to|got moved to|has moved to)\b",
+    _I,
+)
+# A measurement or a result, not a setting: "1.8s under load", "51 passed", "takes 3 seconds".
+_MEASURED = re.compile(
+    r"\b\d+(?:\.\d+)?\s*(?:ms|milliseconds?|secs?|seconds?|minutes?|mins?|%|percent|users|passed|failed|"
+    r"skipped|tests|lines|requests|errors|rps|qps)\b|\b(?:p\d\d|under load|takes|took|in stock)\b",
+    _I,
+)
 
 
 # The verbs that end a subject phrase ("the nightly backups | run at 02:30"): a closed list of
@@ -233,6 +255,41 @@ def _credentials(text: str) -> tuple[list[Finding], bool]:
     return out, True
 
 
+# A polite request for a change ("can you switch the linter to biome?", "could you please move
+# the db to 6543?"): a question in form, an instruction in meaning.
+_REQUEST = re.compile(
+    r"(?:^|(?<=[.!\n]))\s*(?:(?:hey|ok(?:ay)?|so|and|also|pls|please)[,\s]+)*(?:can|could|would|will)\s+you\s+"
+    r"(?:please\s+|pls\s+|just\s+|go ahead and\s+)*(?P<body>(?:switch|move|change|set|bump|upgrade|downgrade|"
+    r"migrate|rename|point|use|update|replace|swap|pin)\b[^?\n]{3,160}?)(?:\s+(?:pls|please))?\s*\?",
+    _I,
+)
+# The assistant refuses, defers or proposes something else.
+_DECLINED = re.compile(r"\b(?:can't|cannot|won't|wouldn't|couldn't|didn't|not possible|rather not|instead|hold off|"
+                       r"advise against|not sure|before i|should i|do you want|want me to)\b", _I)
+
+
+def confirmed_requests(user: str, assistant: str) -> str:
+    """The user's text with each polite request the assistant carried out said as an instruction.
+
+    "can you switch the linter over to biome?" + "Done: ... added biome.json" reads as "switch
+    the linter over to biome." A request counts as carried out when the reply names its last
+    word (the requested value) and neither refuses nor asks back in its first sentences; else
+    it stays a question, and questions state nothing.
+    """
+    head = assistant.strip()[:240]
+    if not head or _DECLINED.search(head):
+        return user
+
+    def instruction(match: re.Match[str]) -> str:
+        body = match.group("body").strip()
+        last = re.findall(r"[\w.:/@-]+", body)
+        if not last or not occurs_whole(last[-1].strip(".:"), assistant):
+            return match.group(0)
+        return " " + body + "."
+
+    return _REQUEST.sub(instruction, user)
+
+
 def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candidate]:
     """Candidates stated in one turn: the user's statements, and the assistant's completed changes.
 
@@ -245,7 +302,8 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     out: list[Candidate] = []
     credentials = _credentials(strip_memory_blocks(unit.user))[0]
     secret_turn = bool(credentials)
-    for speaker, body in (("user", unit.user), ("assistant", drop_plan_lists(unit.assistant))):
+    user = confirmed_requests(unwrap(unit.user), unit.assistant)
+    for speaker, body in (("user", user), ("assistant", drop_plan_lists(unit.assistant))):
         for sentence in statements(sentences(unwrap(body))):  # never a question or request (issue 13)
             if MEMORY_TALK.search(sentence):
                 continue

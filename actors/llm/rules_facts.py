@@ -119,6 +119,9 @@ def _rule_service(low: str) -> str:
     return min(found)[1] if found else ""
 
 
+_ENVIRONMENT = re.compile(r"\b(?:staging|prod|production|dev(?!\s+server)|development|qa|preview|sandbox|canary)\b", _I)
+
+
 def _port_subject(text: str) -> tuple[str, str]:
     """(service key, phrase) of the service a port clause names, for ANY service name:
     "the docs site binds to 5499" -> ("docs site", "docs site"). ("", "") when none is named."""
@@ -170,6 +173,12 @@ def extract_port(c: Clause) -> Finding | None:
     # A clause that names a service is about that service, whatever its name; only a clause
     # naming none ("it runs on 8080") defaults to the API.
     service = named or _service(_PORT_NUMBER.sub(" ", words))
+    env = _ENVIRONMENT.search(c.text[: chosen.start()])  # named before the port: "staging Postgres ... 6543"
+    if env and service and env.group(0).lower() not in service:
+        # "the staging db" is not "the db": an environment word keeps its own key and the phrase
+        service = f"{env.group(0).lower()} {service}"
+        said = phrase if phrase and env.group(0).lower() in phrase.lower() else f"{env.group(0).lower()} {phrase or service}"
+        return Finding(f"{service} port", port, Kind.FACT, f"The {lower_first(said)} listens on port {port}.")
     if service in _PORT_TEXT or not phrase:
         text = _PORT_TEXT.get(service, "The {s} service listens on port {n}.").format(n=port, s=service)
     else:

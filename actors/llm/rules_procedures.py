@@ -29,7 +29,7 @@ BACKTICKED = re.compile(r"`([^`]+)`")
 STARTS_EXE = re.compile(rf"^{_EXE}\b", _I)
 _BARE_COMMAND = re.compile(
     rf"\b(?:run|runs|running|with|via|using|command is(?: now)?|is(?: now)?|:)\s+"
-    rf"({_EXE}(?:\s+(?!(?:for|to|instead|from|now|when|before|after|and|or|if|so|because|"
+    rf"({_EXE}\b(?:\s+(?!(?:for|to|instead|from|now|when|before|after|and|or|if|so|because|"
     rf"in|on|the|by|with|without|at|as|via|using|every|each|manually|locally|then|first|again|"
     rf"anymore|too|also|instead|please|pls)\b)[\w./:=@%+-]+){{0,5}})",
     _I,
