@@ -48,7 +48,7 @@ def _host(rng: random.Random, subject: str) -> str:
     return f"{prefix}-{rng.randint(1, 99):02d}.{zone}.{domain}"
 
 
-_PATH_LEAVES = {
+_PATH_LEAVES: dict[str, tuple[str, ...]] = {
     "the database migrations": ("evolutions", "dbmate", "changesets", "schema_history", "flyway/sql"),
     "the test fixtures": ("golden", "testfiles", "spec/support/data", "cassettes", "test_assets"),
     "the OpenAPI schema files": ("apispec", "openapi3", "interface/http", "docs/spec", "idl"),
@@ -66,17 +66,17 @@ def _path(rng: random.Random, subject: str) -> str:
 PEOPLE = ("Wendell", "Saoirse", "Thandiwe", "Ignacio", "Radek", "Ottilie", "Kofi", "Emeka", "Linnea", "Bartosz",
           "Mireille", "Anouk", "Dagny", "Ilkka", "Soraya", "Eamon", "Leilani", "Beatriz", "Tjarda", "Oren")
 
-_PKG = {
+_PKG: dict[str, tuple[str, ...]] = {
     "the frontend": ("jspm", "cnpm", "volta", "deno", "tnpm"),
     "the web app": ("jspm", "cnpm", "volta", "deno", "tnpm"),
     "the backend": ("rye", "pixi", "flit", "pip-tools", "micromamba"),
     "the data scripts": ("rye", "pixi", "flit", "pip-tools", "micromamba", "mamba"),
 }
-_LINT = {
+_LINT: dict[str, tuple[str, ...]] = {
     "the Python code": ("pylama", "bandit", "vulture", "pydocstyle", "semgrep"),
     "the TypeScript code": ("jshint", "jslint", "quick-lint-js", "rome", "jscs"),
 }
-_VERSIONS = {
+_VERSIONS: dict[str, tuple[str, ...]] = {
     "Python": ("3.8.18", "3.9.20", "3.10.15", "3.11.10", "3.12.7", "3.13.1"),
     "Node": ("16.20.2", "18.20.4", "19.9.0", "20.15.1", "21.7.3", "22.9.0"),
     "Postgres": ("11.22", "12.20", "13.16", "14.13", "15.8", "16.5"),
