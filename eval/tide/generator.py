@@ -332,9 +332,12 @@ class _Builder:
 
 
 def generate_stream(seed: int, index: int, *, distractors: int = 60, probes_per_dim: int = 2,
-                    variant: str = "shipped") -> Stream:
-    """Stream ``index`` of seed ``seed`` (independent of how many streams are generated)."""
-    vocab = vocab_for(variant, seed)
+                    variant: str = "shipped", vocab: Vocab | None = None) -> Stream:
+    """Stream ``index`` of seed ``seed`` (independent of how many streams are generated).
+
+    ``vocab`` overrides the variant's vocabulary (ablations, see :mod:`eval.tide.heldout_ablation`).
+    """
+    vocab = vocab or vocab_for(variant, seed)
     rng = random.Random(f"{vocab.rng_prefix}:{seed}:{index}")
     names = rng.sample(vocab.projects, 2)
     b = _Builder(index, rng, f"{names[0]}-{index}", f"{names[1]}-{index}", rng.choice(vocab.domains), vocab=vocab)
@@ -353,7 +356,8 @@ def generate_stream(seed: int, index: int, *, distractors: int = 60, probes_per_
 
 
 def generate(seed: int, n_streams: int, *, distractors: int = 60, probes_per_dim: int = 2,
-             variant: str = "shipped") -> list[Stream]:
+             variant: str = "shipped", vocab: Vocab | None = None) -> list[Stream]:
     """``n_streams`` streams of seed ``seed`` in ``variant`` (``shipped`` or ``heldout``)."""
-    return [generate_stream(seed, i, distractors=distractors, probes_per_dim=probes_per_dim, variant=variant)
+    return [generate_stream(seed, i, distractors=distractors, probes_per_dim=probes_per_dim, variant=variant,
+                            vocab=vocab)
             for i in range(n_streams)]

@@ -135,7 +135,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "Python": ("python", "py", "cpython"),
     "Node": ("node", "nodejs", "node.js"),
     "Postgres": ("postgres", "pg", "postgresql"),
-    "Go": ("go", "golang", "the go toolchain"),
+    "Go": ("go", "golang", "go toolchain"),
     # paths
     "the database migrations": ("the migrations", "db migrations", "migration files"),
     "the test fixtures": ("the fixtures", "test fixtures", "fixture files"),
@@ -542,7 +542,7 @@ SECRET_SERVICES: tuple[tuple[str, str, Callable[[random.Random], str]], ...] = (
     ("Cloudflare", "CLOUDFLARE_API_TOKEN", lambda r: _alnum(r, 40)),
     ("Algolia", "ALGOLIA_ADMIN_KEY", lambda r: _hex(r, 32)),
     ("Mapbox", "MAPBOX_ACCESS_TOKEN", lambda r: f"pk.{_alnum(r, 60)}.{_alnum(r, 22)}"),
-    ("the replica database", "REPLICA_DB_PASSWORD",
+    ("PgBouncer", "PGBOUNCER_PASSWORD",
      lambda r: f"{r.choice(['Juniper', 'Basalt', 'Saffron', 'Cobalt', 'Heather'])}"
                f"{r.choice(['Walrus', 'Kite', 'Marten', 'Ibis'])}{r.randint(100, 999)}!"),
 )

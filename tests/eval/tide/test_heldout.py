@@ -198,3 +198,13 @@ def test_cli_accepts_the_variant_flag() -> None:
     add_bench_parser(parser.add_subparsers(dest="cmd"), argparse.ArgumentParser(add_help=False))
     assert parser.parse_args(["bench", "tide", "--variant", "heldout", "--seed", "7"]).variant == "heldout"
     assert parser.parse_args(["bench", "tide"]).variant == "shipped"
+
+
+def test_ablations_build_valid_streams() -> None:
+    from eval.tide.heldout_ablation import ABLATIONS, ablate
+
+    base = vocab_for("heldout", 0)
+    for name in ABLATIONS:
+        s = generate(0, 1, distractors=0, vocab=ablate(base, name))[0]
+        assert sorted({p.dimension for p in s.probes}) == sorted(DIMENSIONS), name
+    assert not ablate(base, "wording-only").aliases
