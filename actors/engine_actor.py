@@ -35,7 +35,7 @@ from engine.effects import Effects, JobRequest
 from engine.errors import Conflict, EmptyQuery, InvalidInput, NotFound
 from engine.forget import expire_due, purge, retract
 from engine.ingest import ingest, rivals_of
-from engine.keys import mask_values, normalize_belief, normalize_key, resolve_key, value_shape
+from engine.keys import normalize_belief, normalize_key, resolve_key
 from engine.models import GLOBAL_SCOPE, AuditEvent, Candidate, Kind, Memory, Origin, Sensitivity, Tension, Tier, TrustState, Verdict
 from engine.redact import redact
 from engine.retrieval import Shortlisted, Suppressed, select
@@ -83,7 +83,6 @@ class EngineService:
         self._note_distinct(self.store.load_tensions(open_only=False))
         self.vectors: dict[str, np.ndarray] = {}
         self._key_vectors: dict[str, np.ndarray] = {}  # embeddings of keys, for keys decided by meaning
-        self._masked_vectors: dict[str, np.ndarray] = {}  # memory id -> its statement embedded with the value masked
         self.step = self.store.step()
         self.version = 1
         self._global_version = 0
@@ -159,8 +158,6 @@ class EngineService:
         cands = self._resolve_keys([c.model_copy(update={"scope": c.scope or self.scope}) for c in candidates])
         if cands and vectors is None:
             vectors = self.index.embed([c.text for c in cands])
-        if vectors is not None:
-            cands = self._resolve_subjects(cands, vectors)
         work = self.table  # mirrored as we go; reloaded from the store if the commit fails
         total = Effects()
         new_vecs: dict[str, np.ndarray] = {}
@@ -208,47 +205,6 @@ class EngineService:
         pool = {k: self._key_vectors[k] for k in known}
         read = {k: resolve_key(k, self._key_vectors[k], pool, tau) for k in unknown}
         return [c.model_copy(update={"key": read.get(normalize_key(c.key), c.key)}) if c.key else c for c in cands]
-
-    def _resolve_subjects(self, cands: list[Candidate], vectors: np.ndarray) -> list[Candidate]:
-        """Give a new value the key of the known fact it is a new version of, judged by meaning.
-
-        For a candidate whose value has a distinctive shape (number, host, path, command), the
-        nearest servable memories of the scope with another value of the same shape are compared
-        with both statements' values masked (``engine.keys.mask_values``); at ``tau_subject`` or
-        above, the candidate takes that memory's key, so that ingest supersedes it by valid time.
-        A candidate whose key is already in use keeps it.
-        """
-        tau = self.settings.ingest.tau_subject
-        if tau > 1.0:
-            return cands
-        known = {m.key for m in self.table if m.key and m.servable and m.scope == self.scope}
-        out: list[Candidate] = []
-        for i, c in enumerate(cands):
-            shape = value_shape(c.belief)
-            if c.negated or shape in ("", "word") or normalize_key(c.key) in known:  # a known key supersedes by itself
-                out.append(c)
-                continue
-            rivals = []
-            for mid, _ in self.index.search(np.asarray(vectors[i], dtype=np.float32), [c.scope], 10):
-                m = self.table.get(mid)
-                if (m is not None and m.servable and m.key and m.key != normalize_key(c.key) and m.belief
-                        and normalize_belief(m.belief) != normalize_belief(c.belief) and not m.negated
-                        and value_shape(m.belief) == shape):
-                    rivals.append(m)
-            if not rivals:
-                out.append(c)
-                continue
-            mine = mask_values(c.text, [c.belief, *(m.belief for m in rivals)])
-            need = [m for m in rivals if m.id not in self._masked_vectors]
-            texts = [mine] + [mask_values(m.text, [m.belief]) for m in need]
-            raw = np.asarray(self.index.embed(texts), dtype=np.float32)
-            vecs = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
-            self._masked_vectors.update({m.id: vecs[j + 1] for j, m in enumerate(need)})
-            best = max(rivals, key=lambda m: (float(vecs[0] @ self._masked_vectors[m.id]), m.id))
-            if float(vecs[0] @ self._masked_vectors[best.id]) >= tau:
-                c = c.model_copy(update={"key": best.key})
-            out.append(c)
-        return out
 
     def ingest_repair(self, receipt: str, candidates: Sequence[Candidate], report: str) -> dict[int, str]:
         """Ingest grounded repair proposals, never overriding a person's review decision.

@@ -86,35 +86,3 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
             best, best_cos = other, cos
     return best
 
-
-_NUMBER = re.compile(r"\d+(?:[.:]\d+)*[a-z%]*", re.IGNORECASE)
-
-
-def value_shape(value: str) -> str:
-    """The shape of a value: ``number`` (8080, 3.12, 02:30), ``host``, ``path``, ``command`` or ``word``.
-
-    Two values can only be versions of one fact when their shapes agree.
-    """
-    value = normalize_belief(value)
-    if not value:
-        return ""
-    if _NUMBER.fullmatch(value):
-        return "number"
-    if " " in value:
-        return "command"
-    if "/" in value:
-        return "path"
-    if "." in value or ":" in value:
-        return "host"
-    return "word"
-
-
-def mask_values(text: str, values: list[str], placeholder: str = "VALUE") -> str:
-    """``text`` with every occurrence of each value replaced by ``placeholder`` (case-insensitive).
-
-    "we moved the API to 9090, 8080 clashed" with values 9090 and 8080 reads "we moved the API
-    to VALUE, VALUE clashed": what is left says what the fact is about.
-    """
-    for value in sorted({v for v in values if v}, key=len, reverse=True):
-        text = re.sub(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", placeholder, text, flags=re.IGNORECASE)
-    return text

@@ -39,12 +39,6 @@ class IngestSettings(_Section):
     # 0.83-0.95 (some paraphrases, "backend port" 0.66, stay apart: a miss, not a wrong merge).
     # Above 1.0 turns resolution off.
     tau_key: float = 0.80
-    # Cosine between two statements with their values masked ("the API listens on VALUE" / "we
-    # moved the API to VALUE") above which a new value of the same shape is a new version of the
-    # known fact and takes its key. 0.70: on the shipped TIDE templates, 42 % of same-subject
-    # statement/change pairs reach it and no pair about another subject of the same family does
-    # (eval/results/keys-by-meaning.md). Above 1.0 turns it off.
-    tau_subject: float = 0.70
 
 
 class RetrievalSettings(_Section):
