@@ -16,10 +16,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from configs import bundled
 from engine.errors import DataDirError, InvalidInput
 from engine.settings import Settings
 
-DEFAULT_TOML = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
+# Package data (configs/default.toml), found by importlib.resources: also in an installed wheel.
+DEFAULT_TOML = bundled("default.toml")
 _FIXED = {
     "DYNMEM_MODEL_CLIENT": ("model", "client"),
     "DYNMEM_OPENAI_BASE_URL": ("model", "openai_base_url"),
@@ -61,7 +63,7 @@ def _coerce(text: str) -> Any:
 def load_settings(config_file: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
     """Build the frozen settings from defaults, an optional file and the environment."""
     env = os.environ if environ is None else environ
-    data = _read_toml(DEFAULT_TOML) if DEFAULT_TOML.exists() else {}
+    data = _read_toml(DEFAULT_TOML)
     if config_file is not None:
         data = _merge(data, _read_toml(Path(config_file)))
     if data.get("model", {}).get("openai_api_key"):

@@ -16,11 +16,12 @@ from actors.pipeline import Pipeline
 from actors.wire import ForgetRequest, RecallRequest, RememberRequest
 from bridge import wire
 from bridge.auth import Tokens
+from bridge.version import __version__
 from engine import errors as E
 from engine.history import parse_ts
 from engine.models import Origin, Sensitivity, Tier, TurnIn
 
-VERSION = "0.1.0"
+VERSION = __version__
 MAX_BODY_BYTES = 1_048_576
 
 # One table from error class to HTTP status; the first matching class wins (most specific first).

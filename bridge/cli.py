@@ -423,7 +423,10 @@ def build_parser() -> argparse.ArgumentParser:
     light.add_argument("--ray", action="store_true", help="run through Ray actors instead of in this process")
     light.add_argument("--address", help="Ray cluster address (with --ray)")
 
+    from bridge.version import __version__
+
     p = argparse.ArgumentParser(prog="dynmem", description="dynamics-memory: long-term project memory for coding agents")
+    p.add_argument("--version", action="version", version=f"dynmem {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
