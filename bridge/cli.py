@@ -406,8 +406,18 @@ def cmd_repairs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from bridge.mcp_server import build_server
+
+    project = args.project or str(Path.cwd())
+    with _session(args, use_ray=False) as pipe:
+        # stdout carries the protocol only; the server returns when the client closes stdin.
+        build_server(pipe, project).run(transport="stdio")
+    return 0
+
+
 # Commands that a running sidecar can serve over HTTP.
-ROUTED = {cmd_observe, cmd_recall, cmd_memories, cmd_remember, cmd_forget, cmd_review}
+ROUTED = {cmd_observe, cmd_recall, cmd_memories, cmd_remember, cmd_forget, cmd_review, cmd_mcp}
 
 
 # ---- parser ---------------------------------------------------------------------------
@@ -531,6 +541,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--address", help="join this Ray cluster (default: $RAY_ADDRESS, else a local Ray)")
     s.add_argument("--detach", action="store_true", help="run in the background; return once it answers")
     s.set_defaults(func=cmd_serve)
+
+    s = sub.add_parser("mcp", parents=[common], help="serve the memory tools over MCP on stdio (for any MCP client)")
+    s.add_argument("--project", help="project of calls that name none (default: the current directory)")
+    s.set_defaults(func=cmd_mcp)
 
     s = sub.add_parser("stop", parents=[common], help="stop the sidecar of this data directory")
     s.set_defaults(func=cmd_stop)
