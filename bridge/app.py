@@ -16,6 +16,7 @@ from actors.pipeline import Pipeline
 from actors.wire import ForgetRequest, RecallRequest, RememberRequest
 from bridge import wire
 from bridge.auth import Tokens
+from bridge.inspector import RecentRecalls, mount_inspector
 from bridge.version import __version__
 from engine import errors as E
 from engine.history import parse_ts
@@ -92,6 +93,7 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     """Build the app over a pipeline; ``on_observe`` wakes the background worker for a project."""
     tokens = Tokens(data_dir)
     allow_agent_review = pipe.rt.settings.review.allow_agent
+    recent = RecentRecalls()  # what /v1/recall served lately, for the inspector's memory pages
     app = FastAPI(title="dynamics-memory", version=VERSION,
                   description="Long-term project memory for coding agents. Every route but /v1/health needs a bearer token.",
                   responses=ERROR_RESPONSES)
@@ -107,7 +109,7 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
             if len(body) > MAX_BODY_BYTES:
                 return _err(413, f"request body over {MAX_BODY_BYTES} bytes", E.PayloadTooLarge.code)
             ctype = request.headers.get("content-type", "")
-            if body and "json" not in ctype.lower():
+            if body and "json" not in ctype.lower() and not path.startswith("/ui/"):  # /ui: forms, checked there
                 return _err(415, "send JSON (Content-Type: application/json)", "unsupported_media_type")
         if path.startswith("/v1/") and path != "/v1/health":
             try:
@@ -160,6 +162,7 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
                                         as_of_ms=_ts("as_of", body.as_of)))
         if res.abstained and not body.passive:
             on_observe(body.project)  # an abstained live recall may have queued a repair job
+        recent.add(body.project, body.query, pipe.rt.clock.now_ms(), res)
         return wire.RecallReply(
             retrieval_id=res.retrieval_id, abstained=res.abstained, context=res.context,
             memories=[wire.RecalledMemory(id=m.id, text=m.text, score=m.score, state=m.state, scope=m.scope, kind=m.kind,
@@ -258,4 +261,5 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     def stats(project: ProjectQuery) -> dict[str, Any]:
         return pipe.stats(project).model_dump()
 
+    mount_inspector(app, pipe, tokens, recent)
     return app
