@@ -140,7 +140,7 @@ class Inspector:
             return self.login_page(request, fields.get("next", "/ui"), "That is neither the agent token nor the review token.", 401)
         sid, _ = self.sessions.start(role)
         resp = RedirectResponse(_safe_next(fields.get("next", "/ui")), status_code=303)
-        resp.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="strict", path="/ui", max_age=self.sessions.ttl_s)
+        resp.set_cookie(SESSION_COOKIE, sid, httponly=True, samesite="strict", path="/ui", max_age=int(self.sessions.ttl_s))
         resp.delete_cookie(LOGIN_COOKIE, path="/ui")
         return resp
 
@@ -181,7 +181,7 @@ class Inspector:
     def memory(self, request: Request, project: str, memory_id: str, query: str = "") -> HTMLResponse:
         sess = self.session(request)
         d = self.pipe.detail(project, memory_id)
-        sources = []
+        sources: list[Any] = []  # a Unit, or None for a source no longer in the log
         for uid in d.memory.source_unit_ids:
             try:
                 sources.extend(u for u in self.pipe.log_window(project, uid, 0) if u.id == uid)
