@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from configs import bundled
-from engine.errors import DataDirError, InvalidInput
+from engine.errors import DataDirError, InvalidInput, NotFound
 from engine.settings import Settings
 
 # Package data (configs/default.toml), found by importlib.resources: also in an installed wheel.
@@ -88,8 +88,12 @@ def load_settings(config_file: Path | None = None, environ: Mapping[str, str] | 
         raise InvalidInput(f"bad setting {where}: {first['msg']}") from exc
 
 
-def data_dir(explicit: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
-    """``--data-dir``, else ``$DYNMEM_HOME``, else ``$XDG_DATA_HOME/dynmem`` (``~/.local/share/dynmem``)."""
+def data_dir(explicit: str | Path | None = None, environ: Mapping[str, str] | None = None, create: bool = True) -> Path:
+    """``--data-dir``, else ``$DYNMEM_HOME``, else ``$XDG_DATA_HOME/dynmem`` (``~/.local/share/dynmem``).
+
+    Raises:
+        NotFound: ``create`` is false (a read) and the folder does not exist: a read creates nothing.
+    """
     env = os.environ if environ is None else environ
     if explicit:
         path = Path(explicit)
@@ -99,6 +103,11 @@ def data_dir(explicit: str | Path | None = None, environ: Mapping[str, str] | No
         base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
         path = Path(base) / "dynmem"
     path = path.expanduser()
+    if not create and not path.is_dir():
+        blocker = next((p for p in (path, *path.parents) if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            raise DataDirError(f"cannot use data directory {path}: {blocker} is not a folder")
+        raise NotFound(f"no data directory at {path}: nothing has been stored there yet")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -169,8 +169,10 @@ def test_uncreatable_data_dir_is_a_one_line_error(cli: Cli, tmp_path: Path) -> N
     for argv in (["recall", "anything", "--project", "shop"], ["memories", "list", "--project", "shop"],
                  ["remember", "The API uses port 7000.", "--project", "shop"]):
         assert_one_line_error(*cli(*argv, data_dir=blocker / "data"), code="data_dir")
+    rc, _, err = cli("remember", "The API uses port 7000.", "--project", "shop", data_dir=tmp_path / "fine")
+    assert rc == 0, err  # positive control (a read of a data directory that does not exist is not_found: DESIGN §11)
     rc, _, err = cli("recall", "anything", "--project", "shop", data_dir=tmp_path / "fine")
-    assert rc == 0, err  # positive control
+    assert rc == 0, err
 
 
 def test_unknown_memory_is_not_found(cli: Cli) -> None:
