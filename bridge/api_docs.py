@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import swagger_ui_bundle
+import swagger_ui_bundle  # type: ignore[import-untyped]
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi

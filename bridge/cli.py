@@ -475,15 +475,15 @@ def _show_defaults(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument("--data-dir", help="where the stores live (default $DYNMEM_HOME or $XDG_DATA_HOME/dynmem)")
     common.add_argument("--config", help="a TOML file overriding configs/default.toml")
     common.add_argument("--json", action="store_true", help="print exactly one JSON document (errors too)")
     common.add_argument("--debug", action="store_true", help="on an error, print the full traceback")
-    ray_opts = argparse.ArgumentParser(add_help=False)
+    ray_opts = Parser(add_help=False)
     ray_opts.add_argument("--address", help="join this Ray cluster (default: $RAY_ADDRESS, else a local Ray)")
     ray_opts.add_argument("--in-process", action="store_true", help="run the graph in this process, without Ray")
-    light = argparse.ArgumentParser(add_help=False)
+    light = Parser(add_help=False)
     light.add_argument("--ray", action="store_true", help="run through Ray actors instead of in this process")
     light.add_argument("--address", help="Ray cluster address (with --ray)")
 
