@@ -123,6 +123,7 @@ def test_log_in_find_a_memory_open_its_history_and_settle_a_review(server: str, 
     page.fill("#q", "7070")  # the live filter (inspector.js) hides the other rows while typing
     visible = [t for t, v in zip(rows.all_inner_texts(), [r.is_visible() for r in rows.all()]) if v]
     assert visible == ["The API server listens on port 7070."]
+    assert page.inner_text("p.count").startswith("1 of ")
     _shot(page, tmp_path, "memories")
     page.click("text=The API server listens on port 7070.")
 
