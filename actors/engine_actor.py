@@ -197,8 +197,8 @@ class EngineService:
             return cands
         need = [k for k in [*known, *unknown] if k not in self._key_vectors]
         if need:
-            vecs = np.asarray(self.index.embed(need), dtype=np.float32)
-            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+            raw = np.asarray(self.index.embed(need), dtype=np.float32)  # read-only when it comes from Ray
+            vecs = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
             self._key_vectors.update(zip(need, vecs))
         pool = {k: self._key_vectors[k] for k in known}
         read = {k: resolve_key(k, self._key_vectors[k], pool, tau) for k in unknown}
