@@ -74,6 +74,8 @@ class EngineService:
         self.global_engine = global_engine
         folder = Path(data_dir) / ("global" if project is None else "projects" / Path(_slug(project)))
         folder.mkdir(parents=True, exist_ok=True)
+        if project is not None and not (folder / "project.json").exists():  # names the folder for `dynmem projects`
+            (folder / "project.json").write_text(json.dumps({"project": project}), encoding="utf-8")
         self.store = MemoryStore(folder / "memory.sqlite")
         self.table = MemoryTable(self.store.load_memories(), self.store.load_tensions(open_only=True))
         # Pairs judged distinct (verdict unrelated, or a person's keep_both): never suppress one by the other.
@@ -195,8 +197,8 @@ class EngineService:
             return cands
         need = [k for k in [*known, *unknown] if k not in self._key_vectors]
         if need:
-            vecs = np.asarray(self.index.embed(need), dtype=np.float32)
-            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+            raw = np.asarray(self.index.embed(need), dtype=np.float32)  # read-only when it comes from Ray
+            vecs = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
             self._key_vectors.update(zip(need, vecs))
         pool = {k: self._key_vectors[k] for k in known}
         read = {k: resolve_key(k, self._key_vectors[k], pool, tau) for k in unknown}
