@@ -17,7 +17,7 @@ from actors import repair
 from actors.launch import Ref, Runtime
 from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
 from engine.errors import DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
-from engine.models import Memory, Origin, TurnIn, Unit
+from engine.models import Job, Memory, Origin, TurnIn, Unit
 from engine.scopes import project_scope
 from engine.signals import is_memory_question
 
@@ -157,6 +157,15 @@ class Pipeline:
         counts: dict[str, dict[str, int]] = dict(self.rt.log(project).call("job_counts"))
         counts.update(self.rt.engine(project).call("job_counts"))
         return counts
+
+    def job_list(self, project: str, state: str | None = None, limit: int = 200) -> tuple[dict[str, dict[str, int]], list[Job]]:
+        """The log's job counts and its jobs (newest first), for ``dynmem jobs list``."""
+        log = self.rt.log(self._known(project))
+        return dict(log.call("job_counts")), list(log.call("jobs", state, None, limit))
+
+    def retry_job(self, project: str, job_id: int) -> None:
+        """Give a dead log job another try."""
+        self.rt.log(self._known(project)).call("retry_job", job_id)
 
     def pending(self, project: str) -> int:
         """Live jobs that this pipeline drains (extract and repair on the log, adjudicate on the engine)."""

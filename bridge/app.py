@@ -16,6 +16,7 @@ from actors.pipeline import Pipeline
 from actors.wire import ForgetRequest, RecallRequest, RememberRequest
 from bridge import wire
 from bridge.auth import Tokens
+from bridge.cli_routes import add_cli_routes
 from engine import errors as E
 from engine.history import parse_ts
 from engine.models import Origin, Sensitivity, Tier, TurnIn
@@ -257,4 +258,5 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     def stats(project: ProjectQuery) -> dict[str, Any]:
         return pipe.stats(project).model_dump()
 
+    add_cli_routes(app, pipe, str(data_dir))  # projects, export/import, jobs, repairs: the CLI through the sidecar
     return app

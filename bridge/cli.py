@@ -45,15 +45,18 @@ def _session(args: argparse.Namespace, use_ray: bool) -> Iterator[Any]:
     folder = data_dir(args.data_dir)
     from bridge.server import running_sidecar
 
+    if args.func in READS:  # a read of an unknown project says so and creates nothing
+        from bridge.project import require_project
+
+        require_project(folder, args.project)
     sidecar = running_sidecar(folder)
     if sidecar is not None:
         # The sidecar owns the stores: talk to it rather than open them a second time.
-        if args.func not in ROUTED:
-            raise ServiceUnavailable(f"a sidecar owns {folder} (pid {sidecar.get('pid')}); "
-                                     f"stop it first with `dynmem stop`")
         from bridge.client import SidecarPipeline
 
-        yield SidecarPipeline(sidecar)
+        remote = SidecarPipeline(sidecar)
+        remote.wait_drain = args.func in (cmd_replay, cmd_demo)  # these report what the whole pipeline made
+        yield remote
         return
     started_ray = False
     if use_ray:
@@ -139,9 +142,15 @@ def _parse_as_of(text: str | None) -> int | None:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     from actors.wire import RecallRequest
+    from engine.errors import EmptyQuery
 
+    if not args.query.strip():  # before the project check: the query is wrong whatever the project
+        raise EmptyQuery("the query is empty")
+
+    # Passive unless --live: looking something up from a terminal is not a memory miss, and
+    # must not credit memories or start a repair (issue 13: a CLI recall stored its own question).
     req = RecallRequest(project=args.project, query=args.query, k=args.k, budget_tokens=args.budget_tokens,
-                        passive=args.passive, as_of_ms=_parse_as_of(args.as_of), for_model=not args.owner)
+                        passive=not args.live, as_of_ms=_parse_as_of(args.as_of), for_model=not args.owner)
     with _session(args, use_ray=args.ray) as pipe:
         res = pipe.recall(req)
     doc = _recall_doc(res)
@@ -267,21 +276,22 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
 
 def cmd_plugin(args: argparse.Namespace) -> int:
-    import shutil
+    from actors.config import data_dir
+    from bridge.plugin_install import install, uninstall
 
-    src = Path(__file__).resolve().parent / "opencode" / "dynmem.js"
-    if args.global_:
-        import os
+    if args.action == "uninstall":
+        doc = uninstall(args.project, args.global_)
+        _emit(args, doc, lambda: print(f"removed the opencode plugin from {doc['removed']}" if doc["removed"]
+                                       else f"the plugin was not installed at {doc['path']}"))
+        return 0
+    doc = install(args.project, args.global_, data_dir(args.data_dir))
 
-        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "opencode"
-    elif args.project:
-        base = Path(args.project).resolve() / ".opencode"
-    else:
-        raise InvalidInput("plugin install needs --project DIR or --global")
-    dest = base / "plugin" / "dynmem.js"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, dest)
-    _emit(args, {"installed": str(dest)}, lambda: print(f"installed the opencode plugin at {dest}"))
+    def human() -> None:
+        print(f"{'installed' if doc['changed'] else 'already installed:'} the opencode plugin at {doc['installed']}")
+        if doc["also_installed_globally"]:
+            print("note: it is installed globally too; opencode loads it once per project (no double injection)")
+
+    _emit(args, doc, human)
     return 0
 
 
@@ -365,14 +375,12 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
+    if args.action == "retry" and args.id is None:
+        raise InvalidInput("jobs retry needs a job id")
     with _session(args, use_ray=False) as pipe:
-        log = pipe.rt.log(args.project)
         if args.action == "retry":
-            if args.id is None:
-                raise InvalidInput("jobs retry needs a job id")
-            log.call("retry_job", args.id)
-        jobs = log.call("jobs", args.state, None, 200)
-        counts = log.call("job_counts")
+            pipe.retry_job(args.project, args.id)
+        counts, jobs = pipe.job_list(args.project, args.state, 200)
     doc = {"counts": counts, "jobs": [j.model_dump(mode="json") for j in jobs]}
 
     def job_rows() -> None:
@@ -406,11 +414,34 @@ def cmd_repairs(args: argparse.Namespace) -> int:
     return 0
 
 
-# Commands that a running sidecar can serve over HTTP.
-ROUTED = {cmd_observe, cmd_recall, cmd_memories, cmd_remember, cmd_forget, cmd_review}
+def cmd_projects(args: argparse.Namespace) -> int:
+    from actors.config import data_dir
+    from bridge.project import default_project, known_projects
+
+    folder = data_dir(args.data_dir)
+    rows = known_projects(folder)
+    here = default_project()
+    doc = {"data_dir": str(folder), "current": here,
+           "projects": [{**r, "current": r["project"] == here} for r in rows]}
+
+    def human() -> None:
+        if not rows:
+            print(f"(no project in {folder})")
+        for r in rows:
+            print(f"{'*' if r['project'] == here else ' '} {r['project']}")
+
+    _emit(args, doc, human)
+    return 0
+
+
+# Reads: an unknown project is an error (exit 1), and nothing is created for it.
+READS = {cmd_recall, cmd_memories, cmd_forget, cmd_review, cmd_export, cmd_jobs, cmd_repairs}
 
 
 # ---- parser ---------------------------------------------------------------------------
+PROJECT_HELP = "project name (default: $DYNMEM_PROJECT, else the git repository of the current directory)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--data-dir", help="where the stores live (default $DYNMEM_HOME or $XDG_DATA_HOME/dynmem)")
@@ -438,7 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser("observe", parents=[common, ray_opts], help="log one turn and distil it")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--user", required=True, help="the user's message")
     s.add_argument("--assistant", default="", help="the agent's reply")
     s.add_argument("--session", default="cli", help="session id")
@@ -447,10 +478,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("recall", parents=[common, light], help="show what memory would inject for a query")
     s.add_argument("query", help="the question or prompt")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--k", type=int, help="at most this many memories")
     s.add_argument("--budget-tokens", type=int, help="token budget of the block")
-    s.add_argument("--passive", action="store_true", help="change nothing (no credit, no tensions)")
+    s.add_argument("--passive", action="store_true", help="change nothing (the default; kept for scripts)")
+    s.add_argument("--live", action="store_true",
+                   help="recall as the agent does: credit the memories, record a miss when nothing is found")
     s.add_argument("--as-of", help="answer as of this ISO 8601 time (bitemporal)")
     s.add_argument("--owner", action="store_true", help="include local-only memories (owner's view, never sent to a model)")
     s.set_defaults(func=cmd_recall)
@@ -458,14 +491,14 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("memories", parents=[common, light], help="list, show or explain memories")
     s.add_argument("action", choices=["list", "show", "why"], help="what to do")
     s.add_argument("id", nargs="?", help="memory id (show, why)")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--state", help="only this trust state (list)")
     s.add_argument("--query", help="query for the score breakdown (why; default: the memory's own text)")
     s.set_defaults(func=cmd_memories)
 
     s = sub.add_parser("remember", parents=[common, light], help="store a memory directly")
     s.add_argument("text", help="a self-contained sentence")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--scope", choices=["project", "global"], default="project", help="project (default) or global")
     s.add_argument("--tier", choices=["core", "normal", "temporary", "pinned"], default="normal", help="core is always on")
     s.add_argument("--ttl-hours", type=float, help="expire after this many hours")
@@ -475,7 +508,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("forget", parents=[common, light], help="retract a memory (or purge it with its source turns)")
     s.add_argument("id", nargs="?", help="memory id")
     s.add_argument("--match", help="retract every servable memory containing this text")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--purge", action="store_true", help="also erase the text and its source turns")
     s.set_defaults(func=cmd_forget)
 
@@ -483,19 +516,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("action", choices=["list", "decide"], help="what to do")
     s.add_argument("id", nargs="?", help="review id (decide)")
     s.add_argument("decision", nargs="?", choices=["accept_new", "keep_old", "keep_both", "retract_both"], help="the decision (decide)")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--note", help="why; for keep_both, the scope or condition that separates them")
     s.add_argument("--all", action="store_true", help="list decided reviews too")
     s.set_defaults(func=cmd_review)
 
     s = sub.add_parser("export", parents=[common], help="write every memory of a project as JSON Lines")
     s.add_argument("file", help="output file")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.set_defaults(func=cmd_export)
 
     s = sub.add_parser("import", parents=[common], help="restore memories from an export")
     s.add_argument("file", help="JSON Lines file written by export")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.set_defaults(func=cmd_import)
 
     s = sub.add_parser("backup", parents=[common], help="copy a consistent snapshot of every store")
@@ -505,13 +538,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("jobs", parents=[common], help="list background jobs or retry a dead one")
     s.add_argument("action", choices=["list", "retry"], help="what to do")
     s.add_argument("id", nargs="?", type=int, help="job id (retry)")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--state", choices=["pending", "running", "done", "dead"], help="only this state")
     s.set_defaults(func=cmd_jobs)
 
     s = sub.add_parser("repairs", parents=[common], help="show repair investigations: what was read, proposed, accepted")
     s.add_argument("action", choices=["list"], help="what to do")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--limit", type=int, default=50, help="at most this many, newest first")
     s.set_defaults(func=cmd_repairs)
 
@@ -532,11 +565,14 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("stop", parents=[common], help="stop the sidecar of this data directory")
     s.set_defaults(func=cmd_stop)
 
-    s = sub.add_parser("plugin", parents=[common], help="install the opencode plugin")
-    s.add_argument("action", choices=["install"], help="what to do")
-    s.add_argument("--project", help="install into DIR/.opencode/plugin/")
+    s = sub.add_parser("plugin", parents=[common], help="install or uninstall the opencode plugin")
+    s.add_argument("action", choices=["install", "uninstall"], help="what to do")
+    s.add_argument("--project", help="the repository holding DIR: install into its .opencode/plugin/")
     s.add_argument("--global", dest="global_", action="store_true", help="install into $XDG_CONFIG_HOME/opencode/plugin/")
     s.set_defaults(func=cmd_plugin)
+
+    s = sub.add_parser("projects", parents=[common], help="list the projects of the data directory")
+    s.set_defaults(func=cmd_projects)
     return p
 
 
@@ -544,6 +580,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "project", "-") is None and args.func not in (cmd_replay, cmd_plugin):
+            from bridge.project import default_project
+
+            args.project = default_project()
         return int(args.func(args))
     except DynmemError as exc:
         print(f"error[{exc.code}]: {exc.message}", file=sys.stderr)
