@@ -236,9 +236,7 @@ class Pipeline:
         return res.model_copy(update={"erase_from_caches": ()})
 
     def memories(self, project: str, state: str | None = None) -> list[Memory]:
-        if not self.rt.has_project(project):
-            project_scope(project)
-            return []
+        self._known(project)  # like every read: an unknown project is NotFound, and nothing is created
         return self.rt.engine(project).call("list_memories", state)  # type: ignore[no-any-return]
 
     def detail(self, project: str, memory_id: str) -> MemoryDetail:

@@ -14,11 +14,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from eval.cli import report_dir
 from eval.tide.generator import VARIANTS, Stream, generate
 from eval.tide.score import BUDGETS, ProbeScore, score_block, summarise
 from eval.tide.systems import SYSTEMS, Blocks, run_stream
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def run_streams(streams: Sequence[Stream], system: str, level: str, *, config: str | None = None,
@@ -178,12 +178,13 @@ def main(args: argparse.Namespace) -> int:
         ["--seed", str(args.seed), "--level", args.level, "--streams", str(args.streams), "--system", args.system]
         + (["--variant", variant] if variant != "shipped" else [])
         + (["--config", args.config] if args.config else []))
-    report = write_report(doc, failures(streams, blocks, 64), Path(args.out) if args.out else RESULTS, command)
+    out = report_dir(args)
+    report = write_report(doc, failures(streams, blocks, 64), out, command) if out is not None else None
     if args.json:
         print(json.dumps(doc))
     else:
         print(f"TIDE {args.system} ({args.level} level), seed {args.seed}, {args.streams} streams"
               + ("" if variant == "shipped" else f", {variant} variant"))
         print(table(doc))
-        print(f"\nreport: {report}")
+        print(f"\nreport: {report}" if report else "\n(no report written: --out DIR, or --canonical for eval/results/)")
     return 0

@@ -172,7 +172,7 @@ def test_uncreatable_data_dir_is_a_one_line_error(cli: Cli, tmp_path: Path) -> N
                  ["remember", "The API uses port 7000.", "--project", "shop"]):
         assert_one_line_error(*cli(*argv, data_dir=blocker / "data"), code="data_dir")
     rc, _, err = cli("remember", "The API uses port 7000.", "--project", "shop", data_dir=tmp_path / "fine")
-    assert rc == 0, err  # positive control
+    assert rc == 0, err  # positive control (a read of a data directory that does not exist is not_found: DESIGN §11)
     rc, _, err = cli("recall", "anything", "--project", "shop", data_dir=tmp_path / "fine")
     assert rc == 0, err
 
