@@ -17,6 +17,7 @@ from actors import repair
 from actors.launch import Ref, Runtime
 from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
 from engine.errors import DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
+from engine.limits import check_turn_size, check_turn_time
 from engine.models import Memory, Origin, TurnIn, Unit
 from engine.scopes import project_scope
 from engine.signals import is_memory_question
@@ -58,8 +59,11 @@ class Pipeline:
         """Append turns to their projects' logs (durable before this returns)."""
         acks: list[ObserveAck] = []
         by_project: dict[str, list[TurnIn]] = {}
-        for t in turns:
+        now_ms = self.rt.clock.now_ms()
+        for t in turns:  # every turn is checked before any is logged: never half a batch
             project_scope(t.project)  # validates the name
+            check_turn_size(t.user, t.assistant, t.session, t.request_id, t.project)
+            check_turn_time(t.ts_ms, now_ms)  # a far-future turn would stay "latest" for ever
             by_project.setdefault(t.project, []).append(t)
         for project, batch in by_project.items():
             log = self.rt.log(project)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -13,6 +14,7 @@ from actors.pipeline import Pipeline
 from actors.wire import RecallRequest
 from engine.errors import InvalidInput, MalformedHistory
 from engine.history import Problem, parse_history
+from engine.limits import MAX_LINE_BYTES
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEMO_HISTORY = EXAMPLES / "shop-api-history.jsonl"
@@ -45,20 +47,43 @@ class ReplayReport(BaseModel):
         return "\n".join(lines)
 
 
+def read_lines(path: Path) -> Iterator[bytes]:
+    """The lines of ``path`` as bytes (decoded one by one later: a bad byte costs its line only).
+
+    A line longer than ``MAX_LINE_BYTES`` is never held whole: its first ``MAX_LINE_BYTES + 1``
+    bytes are yielded (so that the parser reports it as too long) and the rest is skipped.
+    """
+    with path.open("rb") as fh:
+        while True:
+            line = fh.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                while True:
+                    rest = fh.readline(1 << 20)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                yield line
+                continue
+            yield line.rstrip(b"\r\n")
+
+
 def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: bool = False,
                 progress: bool = False) -> ReplayReport:
     """Run every turn of ``path`` through the whole pipeline and wait until all work is drained."""
+    clock = getattr(getattr(pipe, "rt", None), "clock", None)
+    now_ms = clock.now_ms() if clock is not None else int(time.time() * 1000)
     try:
-        text = path.read_text(encoding="utf-8")
+        # The whole file is checked before any of it is logged (a bad line is skipped, or fatal with --strict).
+        turns, problems = parse_history(read_lines(path), default_project=project, strict=strict, now_ms=now_ms)
     except FileNotFoundError as exc:
         raise InvalidInput(f"history file not found: {path}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise InvalidInput(f"cannot read history file {path}: {exc}") from exc
-    turns, problems = parse_history(text.splitlines(), default_project=project, strict=strict)
     if not turns:
         raise MalformedHistory(f"{path}: no valid turn" + (f" ({len(problems)} malformed lines)" if problems else ""))
     # Turns without a timestamp keep their line order (one millisecond apart).
-    base = int(time.time() * 1000) - len(turns)
+    base = now_ms - len(turns)
     turns = [t if t.ts_ms is not None else t.model_copy(update={"ts_ms": base + i}) for i, t in enumerate(turns)]
     t0 = time.perf_counter()
     acks = []

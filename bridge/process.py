@@ -79,8 +79,8 @@ def cmdline(pid: int) -> list[str]:
 
 def session_processes(session: str) -> list[ProcessIdentity]:
     """Running processes of the Ray session ``session``: those whose command line names it
-    (raylet, GCS, log monitor...) and every process below them (Ray's workers rename
-    themselves ``ray::Name``, so they are found through their parent).
+    (raylet, GCS, log monitor...), those holding a file of its directory open (Ray's workers
+    rename themselves ``ray::Name`` but write their logs there), and every process below them.
 
     A session name is matched as a whole path component or option value, so that
     ``session_x_1`` never matches ``session_x_12``.
@@ -97,7 +97,8 @@ def session_processes(session: str) -> list[ProcessIdentity]:
         fields = _stat_fields(pid)
         if fields and len(fields) > 1:
             parents[pid] = int(fields[1])
-        if pid not in mine and any(_names_session(part, session) for part in cmdline(pid)):
+        if pid not in mine and (any(_names_session(part, session) for part in cmdline(pid))
+                                or _holds_session_file(pid, session)):
             roots.append(pid)
     chosen = set(roots)
     grew = True
@@ -109,6 +110,23 @@ def session_processes(session: str) -> list[ProcessIdentity]:
                 grew = True
     found = [identity_of(pid) for pid in sorted(chosen)]
     return [i for i in found if i is not None]
+
+
+def _holds_session_file(pid: int, session: str) -> bool:
+    """Whether ``pid`` has a file of the session's directory open (its log files: Ray's
+    workers keep ``.../session_x/logs/worker-*.out`` as stdout, even once orphaned)."""
+    try:
+        fds = list((PROC / str(pid) / "fd").iterdir())
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if f"/{session}/" in target:
+            return True
+    return False
 
 
 def _names_session(arg: str, session: str) -> bool:

@@ -9,6 +9,7 @@ escape ``actors/``.
     DynmemError
     ├── InvalidInput            bad request or file content (400/422)
     │   ├── MalformedHistory    a JSONL line that is not a turn
+    │   ├── FutureTimestamp     a turn dated beyond now + the allowed clock skew
     │   └── EmptyQuery
     ├── NotFound                unknown memory, review, job, unit (404)
     ├── Conflict                request id reused with other content; decided review (409)
@@ -51,6 +52,10 @@ class InvalidInput(DynmemError):
 
 class MalformedHistory(InvalidInput):
     code = "malformed_history"
+
+
+class FutureTimestamp(InvalidInput):
+    code = "future_timestamp"
 
 
 class EmptyQuery(InvalidInput):

@@ -130,3 +130,22 @@ def test_reaper_finds_workers_that_renamed_themselves_through_their_parent(data_
         if parent.poll() is None:
             parent.kill()
         parent.wait(timeout=10)
+
+
+def test_reaper_finds_orphaned_workers_by_the_session_log_they_write(data_dir: Path, tmp_path: Path,
+                                                                      children: list[subprocess.Popen[bytes]]) -> None:
+    # Once the sidecar and its raylet are gone, a worker is an orphan named "ray::A": only its
+    # stdout, a log file in the session directory, says whose it is.
+    session = "session_2026-12-01_03-10-00_000003_55"
+    logs = tmp_path / "ray" / session / "logs"
+    logs.mkdir(parents=True)
+    other = tmp_path / "ray" / (session + "9") / "logs"
+    other.mkdir(parents=True)
+    with (logs / "worker-1.out").open("wb") as ours_out, (other / "worker-1.out").open("wb") as theirs_out:
+        ours = subprocess.Popen([sys.executable, "-c", SLEEPER], stdout=ours_out)
+        theirs = subprocess.Popen([sys.executable, "-c", SLEEPER], stdout=theirs_out)
+    children.extend([ours, theirs])
+    time.sleep(0.3)
+    _write(data_dir, pid=_dead_pid(), ray_session=session)
+    assert reap_orphans(data_dir) == [ours.pid]
+    assert ours.wait(timeout=10) != 0 and theirs.poll() is None
