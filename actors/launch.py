@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from actors.extraction_actor import ExtractionService
 from actors.index_actor import IndexService
 from actors.llm.factory import make_client
 from actors.log_actor import LogService
-from engine.errors import DynmemError, ServiceUnavailable
+from engine.errors import ActorDied, DynmemError, ServiceUnavailable
 from engine.models import Memory
 from engine.settings import Settings
 
@@ -41,8 +42,24 @@ class Ref:
         # A local target serves one call at a time, like an actor (remote refs are pickled: no lock).
         self._lock = threading.RLock() if not remote else None
 
+    # How long a call waits for a dead actor to be restarted by Ray (an actor takes 0.4-0.6 s
+    # to start, FACTS.md; a project's engine also reloads its memories and re-indexes them).
+    RESTART_WAIT_S = 30.0
+
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        return self.result(self.submit(method, *args, **kwargs))
+        """Call ``method`` and wait for its result; if the actor died, call again once Ray has
+        restarted it. Safe because every state-changing method is idempotent on its keys
+        (request ids, unit hashes, job ids and receipts) or checks the job's state first."""
+        deadline = time.monotonic() + self.RESTART_WAIT_S
+        pause = 0.05
+        while True:
+            try:
+                return self.result(self.submit(method, *args, **kwargs))
+            except ActorDied:
+                if not self.remote or time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 1.0)
 
     def submit(self, method: str, *args: Any, **kwargs: Any) -> Any:
         if not self.remote:
@@ -71,7 +88,8 @@ class Ref:
                 raise cause from None
             raise
         except RayActorError as exc:
-            raise ServiceUnavailable(f"an actor died: {exc}") from exc
+            # One line, no Ray internals (actor id, pid, address): the actor restarts on its own.
+            raise ActorDied("a worker of the memory pipeline stopped and is being restarted; try again") from exc
         except GetTimeoutError as exc:
             raise ServiceUnavailable("an actor did not answer in time") from exc
 
@@ -175,8 +193,13 @@ class Runtime:
         import ray
 
         # I/O-bound actors ask for no CPU so that none waits for a slot on a 2-core machine.
+        # Supervision: a dead actor is restarted by Ray with the same arguments, which rebuilds
+        # it from its stores (Log/Engine: SQLite rows; extraction, judging, repair: stateless).
+        # Calls are not retried by Ray (max_task_retries 0): the caller decides, because a
+        # retried append or ingest must go through the idempotency keys (pipeline.pump).
         # Any: Ray's ActorHandle typing cannot follow a class chosen at run time
-        handle: Any = ray.remote(cls).options(num_cpus=0, max_concurrency=1).remote(*args)
+        handle: Any = ray.remote(cls).options(num_cpus=0, max_concurrency=1, max_restarts=-1,
+                                              max_task_retries=0).remote(*args)
         self._actors.append(handle)
         return Ref(handle, remote=True)
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from actors import repair
 from actors.launch import Ref, Runtime
 from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
-from engine.errors import DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
+from engine.errors import ActorDied, DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
 from engine.limits import check_turn_size, check_turn_time
 from engine.models import Memory, Origin, TurnIn, Unit
 from engine.scopes import project_scope
@@ -49,6 +49,8 @@ class Pipeline:
         self.batch_jobs = batch_jobs
         self._rr = 0
         self.deferred = 0  # jobs given back because the model endpoint was down (not failures)
+        self.restarts = 0  # drain rounds cut short by an actor that died (and was restarted)
+        self.redone = 0  # extractions sent to another worker because theirs died
 
     def _resume_ms(self) -> int:
         """When a job deferred for an unavailable endpoint is tried again (one breaker cooldown)."""
@@ -85,6 +87,20 @@ class Pipeline:
         jobs = log.call("lease", ["extract"], self.batch_jobs, self._lease_ms())
         if not jobs:
             return 0, 0
+        try:
+            return self._pump_jobs(project, log, engine, jobs, outcomes)
+        except ActorDied:
+            # The log or the engine died mid-batch: give the batch back at once (no attempt spent)
+            # rather than after its lease; a finished job is left alone, an ingest is exactly-once.
+            for job in jobs:
+                try:
+                    log.call("defer", job.id, 0, "a pipeline worker died during the batch")
+                except ActorDied:
+                    break  # still restarting: the lease runs out instead
+            raise
+
+    def _pump_jobs(self, project: str, log: Ref, engine: Ref, jobs: list[Any],
+                   outcomes: dict[str, int] | None) -> tuple[int, int]:
         scope = project_scope(project)
         import json
 
@@ -99,9 +115,14 @@ class Pipeline:
         extracted: list[tuple[Any, list[Unit], Any]] = []
         for job, units, fut in work:
             try:
-                extracted.append((job, units, Ref.result(fut)))
+                extracted.append((job, units, self._extracted(fut, units, scope)))
             except (ModelUnavailable, ModelTimeout) as exc:  # endpoint down: wait, no attempt spent
                 log.call("defer", job.id, self._resume_ms(), f"extract: {exc}")
+                self.deferred += 1
+            except ActorDied as exc:
+                # The worker died, not the extraction: retried at once (on the restarted worker
+                # or another one) without spending an attempt, and never handed to repair.
+                log.call("defer", job.id, 0, f"extract: {exc}")
                 self.deferred += 1
             except Exception as exc:  # a failed extraction is retried later, never dropped
                 if log.call("fail", job.id, f"extract: {exc}") == "dead" and units:
@@ -129,10 +150,29 @@ class Pipeline:
                 if outcomes is not None:
                     for k, v in report.outcomes.items():
                         outcomes[k] = outcomes.get(k, 0) + v
+            except ActorDied as exc:  # the engine restarts; the ingest receipt makes a retry exactly-once
+                log.call("defer", job.id, 0, f"ingest: {exc}")
+                self.deferred += 1
             except DynmemError as exc:
                 log.call("fail", job.id, f"ingest: {exc}")
                 failed += 1
         return done, failed
+
+    def _extracted(self, fut: Any, units: list[Unit], scope: str, tries: int = 4) -> Any:
+        """The result of an extraction; if its worker died, the same units go to the next worker
+        at once (Ray restarts the dead one), so the batch keeps its turn order and no attempt
+        is spent. Raises ``ActorDied`` only if every try met a dying worker."""
+        for attempt in range(tries):
+            try:
+                return Ref.result(fut)
+            except ActorDied:
+                if attempt == tries - 1:
+                    raise
+                ex = self.rt.extractors[self._rr % len(self.rt.extractors)]
+                self._rr += 1
+                self.redone += 1
+                fut = ex.submit("extract", units, scope)
+        raise AssertionError("unreachable")
 
     def adjudicate(self, project: str, n: int = 32) -> int:
         """Judge leased tensions of a project with the model client and apply the verdicts."""
@@ -145,8 +185,8 @@ class Pipeline:
                 engine.call("decide", tension_id, j.verdict, by, f"{j.decided_by}: {j.reason}")
                 engine.call("complete_job", job_id)
                 decided += 1
-            except (ModelUnavailable, ModelTimeout) as exc:  # endpoint down: wait, no attempt spent
-                engine.call("defer_job", job_id, self._resume_ms(), str(exc))
+            except (ModelUnavailable, ModelTimeout, ActorDied) as exc:  # a dependency is down: no attempt spent
+                engine.call("defer_job", job_id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, str(exc))
                 self.deferred += 1
             except DynmemError as exc:
                 engine.call("fail_job", job_id, str(exc))
@@ -176,16 +216,22 @@ class Pipeline:
         done = failed = adjudicated = repaired = 0
         outcomes: dict[str, int] = {}
         for _ in range(max_rounds):
-            d, f = self.pump(project, outcomes)
-            a = self.adjudicate(project)
-            r = self.repair(project) if d == 0 else 0  # repairs read the log as extracted so far
-            done, failed, adjudicated, repaired = done + d, failed + f, adjudicated + a, repaired + r
-            if progress and d:
-                progress(d)
-            if d == 0 and f == 0 and a == 0 and r == 0:
-                if self.pending(project) == 0:
-                    break
-                time.sleep(0.05)  # a retry is backing off
+            try:
+                d, f = self.pump(project, outcomes)
+                a = self.adjudicate(project)
+                r = self.repair(project) if d == 0 else 0  # repairs read the log as extracted so far
+                done, failed, adjudicated, repaired = done + d, failed + f, adjudicated + a, repaired + r
+                if progress and d:
+                    progress(d)
+                if d == 0 and f == 0 and a == 0 and r == 0:
+                    if self.pending(project) == 0:
+                        break
+                    time.sleep(0.05)  # a retry is backing off
+            except ActorDied:
+                # A log or engine actor died mid-round and is being restarted from its stores; its
+                # leased jobs come back when their lease runs out. Nothing is lost: go on.
+                self.restarts += 1
+                time.sleep(0.2)
         dead = sum(k.get("dead", 0) for k in self.rt.log(project).call("job_counts").values())
         return DrainReport(jobs_done=done, jobs_failed=failed, dead=dead, adjudicated=adjudicated, repaired=repaired,
                            outcomes=outcomes)
@@ -307,8 +353,8 @@ class Pipeline:
                 engine.call("ingest_repair", job.key, list(inv.accepted), repair.report_of(inv))
                 log.call("complete", job.id)
                 done += 1
-            except (ModelUnavailable, ModelTimeout) as exc:
-                log.call("defer", job.id, self._resume_ms(), f"repair: {exc}")
+            except (ModelUnavailable, ModelTimeout, ActorDied) as exc:  # a dependency is down: no attempt spent
+                log.call("defer", job.id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, f"repair: {exc}")
                 self.deferred += 1
             except (DynmemError, KeyError, ValueError) as exc:
                 log.call("fail", job.id, f"repair: {exc}")

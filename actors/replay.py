@@ -32,6 +32,7 @@ class ReplayReport(BaseModel):
     outcomes: dict[str, int]
     dead_jobs: int
     seconds: float
+    retried_dead: int = 0
 
     def summary(self) -> str:
         lines = [f"replayed {self.turns} turns from {self.file} in {self.seconds:.1f} s "
@@ -42,8 +43,10 @@ class ReplayReport(BaseModel):
             lines.append("  candidates: " + ", ".join(f"{n} {k}" for k, n in sorted(self.outcomes.items())))
         for p in self.problems:
             lines.append(f"  skipped {p.message}")
+        if self.retried_dead:
+            lines.append(f"  {self.retried_dead} job(s) left dead by an earlier run were retried")
         if self.dead_jobs:
-            lines.append(f"  {self.dead_jobs} job(s) dead after retries: see `dynmem jobs list`")
+            lines.append(f"  {self.dead_jobs} job(s) dead after retries: see `dynmem jobs list`; a new replay retries them")
         return "\n".join(lines)
 
 
@@ -86,6 +89,9 @@ def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: 
     base = now_ms - len(turns)
     turns = [t if t.ts_ms is not None else t.model_copy(update={"ts_ms": base + i}) for i, t in enumerate(turns)]
     t0 = time.perf_counter()
+    # Jobs a previous replay left dead get fresh attempts now (they are drained below).
+    retried = sum(int(pipe.rt.log(p).call("retry_dead", "extract"))
+                  for p in sorted({t.project for t in turns}) if pipe.rt.has_project(p))
     acks = []
     for i in range(0, len(turns), 256):
         acks.extend(pipe.observe(turns[i:i + 256]))
@@ -106,7 +112,7 @@ def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: 
         bar.close()
     states = {p: pipe.stats(p).memories_by_state for p in projects}
     return ReplayReport(file=str(path), turns=len(turns), new_turns=new, already_logged=len(acks) - new,
-                        problems=problems, projects=states, outcomes=dict(outcomes), dead_jobs=dead,
+                        problems=problems, projects=states, outcomes=dict(outcomes), dead_jobs=dead, retried_dead=retried,
                         seconds=round(time.perf_counter() - t0, 3))
 
 

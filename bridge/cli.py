@@ -98,6 +98,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"warning[malformed_history]: {args.file}: {message} (skipped)", file=sys.stderr)
     doc = report.model_dump()
     _emit(args, doc, lambda: print(report.summary()))
+    if report.dead_jobs:  # not everything was distilled: a script must not take this run for complete
+        print(f"error[dead_jobs]: {report.dead_jobs} job(s) dead after retries; see `dynmem jobs list`, "
+              f"a new replay retries them", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_ERROR if report.problems and args.strict else 0
 
 

@@ -27,6 +27,7 @@ escape ``actors/``.
     │   ├── ModelUnavailable    circuit open, endpoint down
     │   └── ModelBadReply       reply that does not validate
     └── ServiceUnavailable      an actor is down or not started (503)
+        └── ActorDied           an actor died during the call (it is restarted; retry)
 """
 
 from __future__ import annotations
@@ -124,3 +125,7 @@ class ModelBadReply(ModelError):
 
 class ServiceUnavailable(DynmemError):
     code = "unavailable"
+
+
+class ActorDied(ServiceUnavailable):
+    code = "actor_died"
