@@ -244,6 +244,17 @@ class Runtime:
                 continue
         return sorted(names)
 
+    def supervised_actors(self) -> list[tuple[str, Ref]]:
+        """The actors Ray restarts from their arguments and stores, by kind (for fault injection).
+
+        The IndexActor is not listed: its FAISS index lives in memory and is filled by the
+        engines when they start, so a restarted index would be empty until they restart too.
+        """
+        with self._lock:
+            return ([("extraction", r) for r in self.extractors] + [("adjudication", self.adjudicator),
+                                                                     ("investigator", self.investigator)]
+                    + [("log", r) for r in self._logs.values()] + [("engine", r) for r in self._engines.values()])
+
     def shutdown(self) -> None:
         """Close every store and stop the actors (Ray itself is left to its owner)."""
         for ref in [*self._engines.values(), *self._logs.values(), self.global_engine]:
