@@ -544,9 +544,47 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@contextmanager
+def _stdout_for_json_only(enabled: bool) -> Iterator[None]:
+    """With ``--json``, the process's file descriptor 1 points at stderr while the command runs,
+    so that whatever Ray, its workers or a library print there cannot come before or after
+    the one JSON document; ``sys.stdout`` keeps the real standard output for ``_emit``."""
+    if not enabled:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    real = sys.stdout
+    swap = getattr(real, "fileno", None) is not None and _fileno(real) == 1
+    os.dup2(2, 1)
+    if swap:
+        sys.stdout = os.fdopen(os.dup(saved), "w", encoding=getattr(real, "encoding", None) or "utf-8")
+    try:
+        yield
+    finally:
+        if swap:
+            sys.stdout.flush()
+            sys.stdout.close()
+            sys.stdout = real
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _fileno(stream: Any) -> int:
+    try:
+        return int(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return -1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    with _stdout_for_json_only(bool(getattr(args, "json", False))):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
     except DynmemError as exc:
