@@ -17,6 +17,7 @@ from actors import repair
 from actors.launch import Ref, Runtime
 from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
 from engine.errors import ActorDied, DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
+from engine.gate import stored_id
 from engine.limits import check_turn_size, check_turn_time
 from engine.models import Memory, Origin, TurnIn, Unit
 from engine.scopes import project_scope
@@ -256,6 +257,8 @@ class Pipeline:
         return res
 
     def remember(self, req: RememberRequest) -> IngestReport:
+        if req.request_id:
+            req = req.model_copy(update={"request_id": stored_id(req.request_id)})
         if req.scope == "global":
             return self.rt.global_engine.call("remember", req)  # type: ignore[no-any-return]
         return self.rt.engine(req.project).call("remember", req)  # type: ignore[no-any-return]
@@ -304,6 +307,7 @@ class Pipeline:
 
     def import_memories(self, project: str, memories: Sequence[Memory], request_id: str = "") -> int:
         """Restore exported memories; global-scope rows go to the global engine."""
+        request_id = stored_id(request_id)
         glob = [m for m in memories if m.scope == "global"]
         mine = [m for m in memories if m.scope != "global"]
         n = 0
@@ -319,6 +323,7 @@ class Pipeline:
         import json
 
         engine = self.rt.engine(project)
+        request_id = stored_id(request_id)  # receipts and hits are stored: ids go through the gate
         key = "feedback:" + (request_id or retrieval_id)
         done = engine.call("receipt", key)
         if done is not None:
@@ -388,7 +393,8 @@ class Pipeline:
     def decide_review(self, project: str, review_id: str, decision: str, decided_by: Origin, note: str = "",
                       request_id: str = "") -> list[Memory]:
         self._known(project)
-        return self.rt.engine(project).call("decide_review", review_id, decision, decided_by, note, request_id)  # type: ignore[no-any-return]
+        return self.rt.engine(project).call("decide_review", review_id, decision, decided_by, note,  # type: ignore[no-any-return]
+                                            stored_id(request_id))  # type: ignore[no-any-return]
 
     def audit(self, project: str, limit: int = 100, since_id: int | None = None) -> list[Any]:
         self._known(project)
