@@ -394,7 +394,7 @@ class Pipeline:
                       request_id: str = "") -> list[Memory]:
         self._known(project)
         return self.rt.engine(project).call("decide_review", review_id, decision, decided_by, note,  # type: ignore[no-any-return]
-                                            stored_id(request_id))  # type: ignore[no-any-return]
+                                            stored_id(request_id))
 
     def audit(self, project: str, limit: int = 100, since_id: int | None = None) -> list[Any]:
         self._known(project)
