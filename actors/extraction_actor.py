@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from actors.llm.base import ModelClient
+from engine.grounding import check_candidate
 from engine.models import Candidate, Unit
 
 
@@ -29,4 +30,7 @@ class ExtractionService:
         return self.client.name
 
     def extract(self, units: Sequence[Unit], scope: str) -> Extracted:
-        return Extracted(candidates=tuple(self.client.extract(list(units), scope)))
+        """Candidates of the units, each grounded in the units it cites (DESIGN §5), whatever the client."""
+        by_id = {u.id: u for u in units}
+        found = self.client.extract(list(units), scope)
+        return Extracted(candidates=tuple(c for c in found if check_candidate(c, by_id).ok))

@@ -24,6 +24,7 @@ from actors.extraction_actor import ExtractionService
 from actors.index_actor import IndexService
 from actors.llm.factory import make_client
 from actors.log_actor import LogService
+from actors.store.writer_lock import WriterLock
 from engine.errors import ActorDied, DynmemError, ServiceUnavailable
 from engine.models import Memory
 from engine.settings import Settings
@@ -170,7 +171,17 @@ class Runtime:
         self._engines: dict[str, Ref] = {}
         self._actors: list[Any] = []
         self._lock = threading.RLock()  # one actor per project, even with concurrent callers
-        if use_ray:
+        # One writer per store: taken before any store is opened, released by shutdown().
+        self.writer_lock = WriterLock(self.data_dir).acquire()
+        try:
+            self._build(address)
+        except BaseException:
+            self.writer_lock.release()
+            raise
+
+    def _build(self, address: str | None) -> None:
+        settings = self.settings
+        if self.use_ray:
             init_ray(address or settings.runtime.ray_address or None)
         self.index = self._spawn(IndexService, settings.embedder.name, settings.embedder.batch_size,
                                  settings.embedder, settings.model)
@@ -270,3 +281,4 @@ class Runtime:
         self._actors.clear()
         self._engines.clear()
         self._logs.clear()
+        self.writer_lock.release()
