@@ -247,7 +247,11 @@ class Pipeline:
     def recall(self, req: RecallRequest) -> RecallResult:
         if not req.query.strip():
             raise EmptyQuery("the query is empty")
-        # An unknown project still reads the global scope, so its engine is created here.
+        project_scope(req.project)  # validates the name
+        if not self.rt.has_project(req.project):
+            # A project without stores: the global engine answers (global memories only), and no
+            # folder, log or engine is created for a read (issue 17, failure 5).
+            return self.rt.global_engine.call("recall", req)  # type: ignore[no-any-return]
         res: RecallResult = self.rt.engine(req.project).call("recall", req)
         if (res.abstained and not req.passive and req.as_of_ms is None and self.rt.settings.repair.on_abstain
                 and is_memory_question(req.query)):
@@ -322,6 +326,7 @@ class Pipeline:
         """Credit the memories that ``answer`` actually used (recognizer); idempotent on request id."""
         import json
 
+        self._known(project)  # feedback on a project without stores creates none
         engine = self.rt.engine(project)
         request_id = stored_id(request_id)  # receipts and hits are stored: ids go through the gate
         key = "feedback:" + (request_id or retrieval_id)
