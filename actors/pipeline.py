@@ -283,6 +283,25 @@ class Pipeline:
                 purge_matching(cache, text)
         return res.model_copy(update={"erase_from_caches": ()})
 
+    # ---- the global scope (the user's memories, shared by every project) ------------------------
+    def global_memories(self, state: str | None = None) -> list[Memory]:
+        """Every memory of the global scope (optionally in one state)."""
+        return self.rt.global_engine.call("list_memories", state)  # type: ignore[no-any-return]
+
+    def global_detail(self, memory_id: str) -> MemoryDetail:
+        return self.rt.global_engine.call("detail", memory_id)  # type: ignore[no-any-return]
+
+    def global_forget(self, memory_id: str | None = None, match: str | None = None, purge: bool = False,
+                      request_id: str = "") -> ForgetResult:
+        """Retract (or purge) global memories; audited like a project's. A purge erases the memory's
+        text; the turns it came from stay in their projects' logs (forget them there by project)."""
+        req = ForgetRequest(project="", memory_id=memory_id, match=match, purge=purge, request_id=stored_id(request_id))
+        res: ForgetResult = self.rt.global_engine.call("forget", req)
+        return res.model_copy(update={"erase_from_caches": (), "purged_units": ()})
+
+    def global_patch(self, memory_id: str, tier: str | None = None, sensitivity: str | None = None) -> Memory:
+        return self.rt.global_engine.call("patch", memory_id, tier, sensitivity)  # type: ignore[no-any-return]
+
     def memories(self, project: str, state: str | None = None) -> list[Memory]:
         if not self.rt.has_project(project):
             project_scope(project)

@@ -166,10 +166,20 @@ def _mem_row(m: Any) -> dict[str, Any]:
             "valid_from_ms": m.valid_from_ms, "valid_to_ms": m.valid_to_ms, "sensitivity": m.sensitivity.value}
 
 
+def _scope_of(args: argparse.Namespace) -> bool:
+    """Whether the command is about the global scope; a project is needed otherwise."""
+    if args.scope == "global":
+        return True
+    if not args.project:
+        raise InvalidInput("--project is required (or --scope global for the memories shared by every project)")
+    return False
+
+
 def cmd_memories(args: argparse.Namespace) -> int:
+    is_global = _scope_of(args)
     with _session(args, use_ray=args.ray) as pipe:
         if args.action == "list":
-            rows = pipe.memories(args.project, args.state)
+            rows = pipe.global_memories(args.state) if is_global else pipe.memories(args.project, args.state)
 
             def list_rows() -> None:
                 printed = False
@@ -183,7 +193,16 @@ def cmd_memories(args: argparse.Namespace) -> int:
             return 0
         if not args.id:
             raise InvalidInput(f"memories {args.action} needs a memory id")
-        d = pipe.detail(args.project, args.id)
+        if args.action == "patch":
+            if args.tier is None and args.sensitivity is None:
+                raise InvalidInput("memories patch needs --tier or --sensitivity")
+            m = (pipe.global_patch(args.id, args.tier, args.sensitivity) if is_global
+                 else pipe.patch(args.project, args.id, args.tier, args.sensitivity))
+            _emit(args, {"memory": _mem_row(m)}, lambda: print(f"{m.id}: tier {m.tier.value}, sensitivity {m.sensitivity.value}"))
+            return 0
+        if is_global and args.action == "why":
+            raise InvalidInput("memories why needs a project: recall scores a global memory for a project's query")
+        d = pipe.global_detail(args.id) if is_global else pipe.detail(args.project, args.id)
         why = None
         if args.action == "why":
             terms = pipe.why(args.project, args.id, args.query)
@@ -235,9 +254,13 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
     if not args.id and not args.match:
         raise InvalidInput("forget needs a memory id or --match TEXT")
-    req = ForgetRequest(project=args.project, memory_id=args.id, match=args.match, purge=args.purge)
-    with _session(args, use_ray=args.ray) as pipe:
-        res = pipe.forget(req)
+    if _scope_of(args):
+        with _session(args, use_ray=args.ray) as pipe:
+            res = pipe.global_forget(memory_id=args.id, match=args.match, purge=args.purge)
+    else:
+        req = ForgetRequest(project=args.project, memory_id=args.id, match=args.match, purge=args.purge)
+        with _session(args, use_ray=args.ray) as pipe:
+            res = pipe.forget(req)
     _emit(args, res.model_dump(), lambda: print(f"{'purged' if res.purged else 'retracted'}: {', '.join(res.retired)}"))
     return 0
 
@@ -460,10 +483,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_recall)
 
     s = sub.add_parser("memories", parents=[common, light], help="list, show or explain memories")
-    s.add_argument("action", choices=["list", "show", "why"], help="what to do")
-    s.add_argument("id", nargs="?", help="memory id (show, why)")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("action", choices=["list", "show", "why", "patch"], help="what to do")
+    s.add_argument("id", nargs="?", help="memory id (show, why, patch)")
+    s.add_argument("--project", help="project name (not with --scope global)")
+    s.add_argument("--scope", choices=["project", "global"], default="project",
+                   help="global: the memories shared by every project (default: the project's)")
     s.add_argument("--state", help="only this trust state (list)")
+    s.add_argument("--tier", choices=["core", "normal", "temporary", "pinned"], help="new tier (patch)")
+    s.add_argument("--sensitivity", choices=["normal", "local-only"], help="new sensitivity (patch)")
     s.add_argument("--query", help="query for the score breakdown (why; default: the memory's own text)")
     s.set_defaults(func=cmd_memories)
 
@@ -479,7 +506,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("forget", parents=[common, light], help="retract a memory (or purge it with its source turns)")
     s.add_argument("id", nargs="?", help="memory id")
     s.add_argument("--match", help="retract every servable memory containing this text")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help="project name (not with --scope global)")
+    s.add_argument("--scope", choices=["project", "global"], default="project",
+                   help="global: forget a memory shared by every project")
     s.add_argument("--purge", action="store_true", help="also erase the text and its source turns")
     s.set_defaults(func=cmd_forget)
 
