@@ -11,6 +11,7 @@ import os
 import socket
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -169,6 +170,7 @@ class Runtime:
         self._client_factory = client_factory or (lambda: make_client(settings.model, self.data_dir))
         self._logs: dict[str, Ref] = {}
         self._engines: dict[str, Ref] = {}
+        self._last_used: OrderedDict[str, int] = OrderedDict()  # project -> last use (ms), LRU first
         self._actors: list[Any] = []
         self._lock = threading.RLock()  # one actor per project, even with concurrent callers
         # One writer per store: taken before any store is opened, released by shutdown().
@@ -219,6 +221,7 @@ class Runtime:
 
     def log(self, project: str) -> Ref:
         with self._lock:
+            self._touch(project)
             return self._log(project)
 
     def _log(self, project: str) -> Ref:
@@ -228,7 +231,61 @@ class Runtime:
 
     def engine(self, project: str) -> Ref:
         with self._lock:
+            self._touch(project)
             return self._engine(project)
+
+    def _touch(self, project: str) -> None:
+        """Mark ``project`` used now; past the cap of live projects, release the least recently used."""
+        self._last_used[project] = self.clock.now_ms()
+        self._last_used.move_to_end(project)
+        cap = max(1, self.settings.runtime.max_live_projects)
+        while len(self._last_used) > cap:
+            oldest = next(iter(self._last_used))
+            self._release(oldest)
+
+    def live_projects(self) -> list[str]:
+        """Projects whose log or engine actor is running, least recently used first."""
+        with self._lock:
+            return [p for p in self._last_used if p in self._logs or p in self._engines]
+
+    def release_idle(self) -> list[str]:
+        """Release the actors of projects unused for ``runtime.idle_release_s``; they come back on
+        demand from their stores (issue 17, failure 5). Returns the projects released."""
+        limit_ms = int(self.settings.runtime.idle_release_s * 1000)
+        with self._lock:
+            now = self.clock.now_ms()
+            idle = [p for p, seen in self._last_used.items() if now - seen >= limit_ms and not self._has_live_jobs(p)]
+            for project in idle:
+                self._release(project)
+            return idle
+
+    def _has_live_jobs(self, project: str) -> bool:
+        """Whether a project still has work (pending or running jobs): its actors stay until it is done."""
+        for table in (self._logs, self._engines):
+            ref = table.get(project)
+            if ref is None:
+                continue
+            counts: dict[str, dict[str, int]] = ref.call("job_counts")
+            if any(c.get("pending", 0) + c.get("running", 0) for c in counts.values()):
+                return True
+        return False
+
+    def _release(self, project: str) -> None:
+        """Close a project's stores and stop its actors (caller holds the lock)."""
+        self._last_used.pop(project, None)
+        for table in (self._engines, self._logs):
+            ref = table.pop(project, None)
+            if ref is None:
+                continue
+            try:
+                ref.call("close")
+            except Exception:  # closing is best effort: the stores are WAL and durable
+                pass
+            if self.use_ray:
+                import ray
+
+                ray.kill(ref.target, no_restart=True)
+                self._actors = [h for h in self._actors if h is not ref.target]
 
     def _engine(self, project: str) -> Ref:
         if project not in self._engines:

@@ -63,9 +63,16 @@ class Worker(threading.Thread):
     def _due(self) -> list[str]:
         now = time.monotonic()
         with self.lock:
-            if now - self._last_sweep >= self.SWEEP_S:
+            sweep = now - self._last_sweep >= self.SWEEP_S
+            if sweep:
                 self._last_sweep = now
-                return sorted(self.projects)
+        if sweep:
+            # Idle projects give their actors back; the sweep then covers live and hot projects
+            # only (a released project had no pending job, and a new turn makes it hot again).
+            self.pipe.rt.release_idle()
+            with self.lock:
+                return sorted(set(self.pipe.rt.live_projects()) | set(self.hot))
+        with self.lock:
             for p, seen in list(self.hot.items()):
                 if now - seen > self.HOT_S:
                     del self.hot[p]

@@ -40,3 +40,36 @@ def test_recall_on_an_unknown_project_creates_nothing_and_still_reads_global(env
     # positive control: a write does create the project, and a recall then uses its engine
     pipe.observe([TurnIn(project="ghost-1", user="the API listens on port 8080")])
     assert rt.has_project("ghost-1") and (data / "projects").exists()
+
+
+def test_idle_projects_are_released_and_come_back_and_live_ones_are_capped(tmp_path: Path) -> None:
+    from actors.clock import FakeClock
+    from engine.settings import RuntimeSettings
+
+    clock = FakeClock()
+    settings = load_settings().model_copy(update={
+        "embedder": EmbedderSettings(name="hash"),
+        "runtime": RuntimeSettings(idle_release_s=600.0, max_live_projects=2)})
+    rt = Runtime(tmp_path / "data", settings, use_ray=False, clock=clock)
+    pipe = Pipeline(rt)
+    try:
+        for name in ("p1", "p2", "p3"):
+            pipe.observe([TurnIn(project=name, user=f"the {name} API listens on port 8080", ts_ms=clock.now_ms())])
+            pipe.drain(name)
+            clock.advance(1000)
+        assert rt.live_projects() == ["p2", "p3"]  # the cap released p1, the least recently used
+        assert rt.has_project("p1")  # its stores stay
+        assert any("8080" in m.text for m in pipe.memories("p1"))  # back on demand, from its stores
+        assert rt.live_projects() == ["p3", "p1"]
+        clock.advance(599_000)
+        assert rt.release_idle() == ["p3"]  # idle 600 s: released; p1 was used 599 s ago
+        assert rt.live_projects() == ["p1"]
+        # a project with pending work is not released, however idle
+        pipe.observe([TurnIn(project="p1", user="the p1 API listens on port 9090", ts_ms=clock.now_ms())])
+        clock.advance(3_600_000)
+        assert rt.release_idle() == []
+        pipe.drain("p1")
+        clock.advance(3_600_000)
+        assert rt.release_idle() == ["p1"] and rt.live_projects() == []
+    finally:
+        rt.shutdown()
