@@ -19,7 +19,7 @@ from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail,
 from engine.errors import ActorDied, DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
 from engine.gate import stored_id
 from engine.limits import check_turn_size, check_turn_time
-from engine.models import Memory, Origin, TurnIn, Unit
+from engine.models import Job, Memory, Origin, TurnIn, Unit
 from engine.scopes import project_scope
 from engine.signals import is_memory_question
 
@@ -203,6 +203,15 @@ class Pipeline:
         counts.update(self.rt.engine(project).call("job_counts"))
         return counts
 
+    def job_list(self, project: str, state: str | None = None, limit: int = 200) -> tuple[dict[str, dict[str, int]], list[Job]]:
+        """The log's job counts and its jobs (newest first), for ``dynmem jobs list``."""
+        log = self.rt.log(self._known(project))
+        return dict(log.call("job_counts")), list(log.call("jobs", state, None, limit))
+
+    def retry_job(self, project: str, job_id: int) -> None:
+        """Give a dead log job another try."""
+        self.rt.log(self._known(project)).call("retry_job", job_id)
+
     def pending(self, project: str) -> int:
         """Live jobs that this pipeline drains (extract and repair on the log, adjudicate on the engine)."""
         logc = self.rt.log(project).call("job_counts")
@@ -303,9 +312,7 @@ class Pipeline:
         return self.rt.global_engine.call("patch", memory_id, tier, sensitivity)  # type: ignore[no-any-return]
 
     def memories(self, project: str, state: str | None = None) -> list[Memory]:
-        if not self.rt.has_project(project):
-            project_scope(project)
-            return []
+        self._known(project)  # like every read: an unknown project is NotFound, and nothing is created
         return self.rt.engine(project).call("list_memories", state)  # type: ignore[no-any-return]
 
     def detail(self, project: str, memory_id: str) -> MemoryDetail:
