@@ -51,7 +51,7 @@ def _session(args: argparse.Namespace, use_ray: bool) -> Iterator[Any]:
     folder = data_dir(args.data_dir, create=getattr(args, "creates", False))
     from bridge.server import running_sidecar
 
-    if args.func in READS:  # a read of an unknown project says so and creates nothing
+    if args.func in READS and getattr(args, "scope", "project") != "global":  # a read of an unknown project fails, creating nothing
         from bridge.project import require_project
 
         require_project(folder, args.project)
