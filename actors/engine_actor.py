@@ -290,12 +290,17 @@ class EngineService:
         query = req.query.strip()
         if not query:
             raise EmptyQuery("the query is empty")
-        if self.project is None or req.project != self.project:
+        if self.project is not None and req.project != self.project:
             raise InvalidInput(f"recall for {req.project!r} sent to the engine of {self.scope}")
+        # The global engine answers for a project that has no stores yet (a read must not create
+        # them): it reads the global scope only, and records nothing.
+        project = self.project if self.project is not None else req.project
+        if self.project is None:
+            req = req.model_copy(update={"passive": True})
         t0 = self.clock.now_ms()
         self._refresh_global()
         r = self.settings.retrieval
-        scopes = sorted(readable_scopes(self.project))
+        scopes = sorted(readable_scopes(project))
         qvec, found = self.index.embed_search(query, scopes, r.shortlist)  # one round trip on the hot path
         hits = dict(found)
         lex = self.table.lexical.search(query, r.shortlist)
@@ -332,10 +337,10 @@ class EngineService:
             return float(np.dot(va, vb)) if va is not None and vb is not None else 0.0
 
         now = self.clock.now_ms()
-        sel = select(query, pool, project=self.project, settings=self.settings, now_ms=now, step=self.step,
+        sel = select(query, pool, project=project, settings=self.settings, now_ms=now, step=self.step,
                      k=req.k, budget_tokens=req.budget_tokens, for_model=req.for_model, as_of_ms=as_of,
                      always_on=always, rival_of=rival_of, pair_cosine=pair_cosine)
-        rid = retrieval_id or stable_id("r", self.project, query, now, self.step)
+        rid = retrieval_id or stable_id("r", project, query, now, self.step)
         if not req.passive and as_of is None and (sel.memories or sel.suppressed):
             self._credit_shadow(rid, [m.id for m in sel.memories if m.scope == self.scope],
                                 self._suppression_tensions(sel.suppressed, now))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ from actors.index_actor import IndexService
 from actors.llm.factory import make_client
 from actors.log_actor import LogService
 from actors.store.writer_lock import WriterLock
-from engine.errors import DynmemError, ServiceUnavailable
+from engine.errors import ActorDied, DynmemError, ServiceUnavailable
 from engine.models import Memory
 from engine.settings import Settings
 
@@ -42,8 +44,24 @@ class Ref:
         # A local target serves one call at a time, like an actor (remote refs are pickled: no lock).
         self._lock = threading.RLock() if not remote else None
 
+    # How long a call waits for a dead actor to be restarted by Ray (an actor takes 0.4-0.6 s
+    # to start, FACTS.md; a project's engine also reloads its memories and re-indexes them).
+    RESTART_WAIT_S = 30.0
+
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        return self.result(self.submit(method, *args, **kwargs))
+        """Call ``method`` and wait for its result; if the actor died, call again once Ray has
+        restarted it. Safe because every state-changing method is idempotent on its keys
+        (request ids, unit hashes, job ids and receipts) or checks the job's state first."""
+        deadline = time.monotonic() + self.RESTART_WAIT_S
+        pause = 0.05
+        while True:
+            try:
+                return self.result(self.submit(method, *args, **kwargs))
+            except ActorDied:
+                if not self.remote or time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 1.0)
 
     def submit(self, method: str, *args: Any, **kwargs: Any) -> Any:
         if not self.remote:
@@ -72,7 +90,8 @@ class Ref:
                 raise cause from None
             raise
         except RayActorError as exc:
-            raise ServiceUnavailable(f"an actor died: {exc}") from exc
+            # One line, no Ray internals (actor id, pid, address): the actor restarts on its own.
+            raise ActorDied("a worker of the memory pipeline stopped and is being restarted; try again") from exc
         except GetTimeoutError as exc:
             raise ServiceUnavailable("an actor did not answer in time") from exc
 
@@ -151,6 +170,7 @@ class Runtime:
         self._client_factory = client_factory or (lambda: make_client(settings.model, self.data_dir))
         self._logs: dict[str, Ref] = {}
         self._engines: dict[str, Ref] = {}
+        self._last_used: OrderedDict[str, int] = OrderedDict()  # project -> last use (ms), LRU first
         self._actors: list[Any] = []
         self._lock = threading.RLock()  # one actor per project, even with concurrent callers
         # One writer per store: taken before any store is opened, released by shutdown().
@@ -186,8 +206,13 @@ class Runtime:
         import ray
 
         # I/O-bound actors ask for no CPU so that none waits for a slot on a 2-core machine.
+        # Supervision: a dead actor is restarted by Ray with the same arguments, which rebuilds
+        # it from its stores (Log/Engine: SQLite rows; extraction, judging, repair: stateless).
+        # Calls are not retried by Ray (max_task_retries 0): the caller decides, because a
+        # retried append or ingest must go through the idempotency keys (pipeline.pump).
         # Any: Ray's ActorHandle typing cannot follow a class chosen at run time
-        handle: Any = ray.remote(cls).options(num_cpus=0, max_concurrency=1).remote(*args)
+        handle: Any = ray.remote(cls).options(num_cpus=0, max_concurrency=1, max_restarts=-1,
+                                              max_task_retries=0).remote(*args)
         self._actors.append(handle)
         return Ref(handle, remote=True)
 
@@ -196,6 +221,7 @@ class Runtime:
 
     def log(self, project: str) -> Ref:
         with self._lock:
+            self._touch(project)
             return self._log(project)
 
     def _log(self, project: str) -> Ref:
@@ -205,7 +231,61 @@ class Runtime:
 
     def engine(self, project: str) -> Ref:
         with self._lock:
+            self._touch(project)
             return self._engine(project)
+
+    def _touch(self, project: str) -> None:
+        """Mark ``project`` used now; past the cap of live projects, release the least recently used."""
+        self._last_used[project] = self.clock.now_ms()
+        self._last_used.move_to_end(project)
+        cap = max(1, self.settings.runtime.max_live_projects)
+        while len(self._last_used) > cap:
+            oldest = next(iter(self._last_used))
+            self._release(oldest)
+
+    def live_projects(self) -> list[str]:
+        """Projects whose log or engine actor is running, least recently used first."""
+        with self._lock:
+            return [p for p in self._last_used if p in self._logs or p in self._engines]
+
+    def release_idle(self) -> list[str]:
+        """Release the actors of projects unused for ``runtime.idle_release_s``; they come back on
+        demand from their stores (issue 17, failure 5). Returns the projects released."""
+        limit_ms = int(self.settings.runtime.idle_release_s * 1000)
+        with self._lock:
+            now = self.clock.now_ms()
+            idle = [p for p, seen in self._last_used.items() if now - seen >= limit_ms and not self._has_live_jobs(p)]
+            for project in idle:
+                self._release(project)
+            return idle
+
+    def _has_live_jobs(self, project: str) -> bool:
+        """Whether a project still has work (pending or running jobs): its actors stay until it is done."""
+        for table in (self._logs, self._engines):
+            ref = table.get(project)
+            if ref is None:
+                continue
+            counts: dict[str, dict[str, int]] = ref.call("job_counts")
+            if any(c.get("pending", 0) + c.get("running", 0) for c in counts.values()):
+                return True
+        return False
+
+    def _release(self, project: str) -> None:
+        """Close a project's stores and stop its actors (caller holds the lock)."""
+        self._last_used.pop(project, None)
+        for table in (self._engines, self._logs):
+            ref = table.pop(project, None)
+            if ref is None:
+                continue
+            try:
+                ref.call("close")
+            except Exception:  # closing is best effort: the stores are WAL and durable
+                pass
+            if self.use_ray:
+                import ray
+
+                ray.kill(ref.target, no_restart=True)
+                self._actors = [h for h in self._actors if h is not ref.target]
 
     def _engine(self, project: str) -> Ref:
         if project not in self._engines:
@@ -231,6 +311,17 @@ class Runtime:
             except (OSError, ValueError, KeyError):
                 continue
         return sorted(names)
+
+    def supervised_actors(self) -> list[tuple[str, Ref]]:
+        """The actors Ray restarts from their arguments and stores, by kind (for fault injection).
+
+        The IndexActor is not listed: its FAISS index lives in memory and is filled by the
+        engines when they start, so a restarted index would be empty until they restart too.
+        """
+        with self._lock:
+            return ([("extraction", r) for r in self.extractors] + [("adjudication", self.adjudicator),
+                                                                     ("investigator", self.investigator)]
+                    + [("log", r) for r in self._logs.values()] + [("engine", r) for r in self._engines.values()])
 
     def shutdown(self) -> None:
         """Close every store and stop the actors (Ray itself is left to its owner)."""

@@ -108,6 +108,8 @@ class RuntimeSettings(_Section):
     extraction_workers: int = 2
     ray_address: str = ""
     lease_s: float = 60.0  # a leased job not finished by then (its worker died) is picked up again
+    idle_release_s: float = 900.0  # a project's log and engine actors idle this long are released
+    max_live_projects: int = 32  # projects with live actors at once; the least recently used go first
     idle_stop_min: float = Field(default=30.0, ge=0)  # a sidecar without requests stops itself; 0 never
 
 
