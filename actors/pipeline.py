@@ -17,7 +17,7 @@ from actors import repair
 from actors.launch import Ref, Runtime
 from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
 from engine.errors import DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
-from engine.models import Memory, Origin, TurnIn, Unit
+from engine.models import Memory, Origin, Sensitivity, TurnIn, Unit
 from engine.scopes import project_scope
 from engine.signals import is_memory_question
 
@@ -105,9 +105,11 @@ class Pipeline:
                     repair.signal(log, "extraction_failed", " ".join(u.user for u in units)[:2000],
                                   bound_turn=max(u.turn for u in units) + 1, daily_cap=self.rt.settings.repair.daily_cap)
                 failed += 1
-        texts = [c.text for _, _, ex in extracted for c in ex.candidates]
+        cands = [c for _, _, ex in extracted for c in ex.candidates]
+        texts = [c.text for c in cands]
+        local_only = [c.sensitivity == Sensitivity.LOCAL_ONLY for c in cands]
         try:
-            vectors = self.rt.index.call("embed", texts) if texts else None
+            vectors = self.rt.index.call("embed", texts, local_only) if texts else None
         except (ModelUnavailable, ModelTimeout) as exc:  # a remote embedder is down: all wait
             for job, _, _ in extracted:
                 log.call("defer", job.id, self._resume_ms(), f"embed: {exc}")

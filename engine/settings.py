@@ -85,6 +85,9 @@ class EmbedderSettings(_Section):
     batch_size: int = 16
     openai_model: str = ""  # embedding model of the [model] endpoint when name = "openai"
     dim: int = Field(default=384, ge=1)  # vector width asked of (and checked on) the openai embedder
+    # Embeds local-only memories (and their half of each query) when ``name`` is a remote embedder:
+    # a local-only text never reaches an endpoint (DESIGN §9). minilm | hash (tests only)
+    local_name: str = "minilm"
 
 
 class ReviewSettings(_Section):
