@@ -168,6 +168,130 @@ _DETECTORS: tuple[_Detector, ...] = (
     ),
 )
 
+# ---- secrets said in prose ------------------------------------------------------------------
+# "the staging db password is Maple-Otter-42!", "db password: X", "pw X", "use X as the postgres
+# password", "X is the wifi password", "the passphrase is correct horse battery staple",
+# "PIN 4471", "set the deploy token to X". The value is one token (a passphrase: the rest of
+# the clause); whether it is a secret is decided by its shape in :func:`_prose_value_ok`.
+# Words whose value is a secret even when it is a plain word ("the wifi password is sunshine").
+_PASS_WORD = r"(?:pass(?:word|wd|phrase|code)s?|pass[ -]phrase|pwd|pword|pw)"
+# Words whose value is a secret only when it looks like one (a digit, a symbol, mixed case).
+_KEY_WORD = (r"(?:(?:api|access|secret|private|signing|encryption|master|account|auth|client|app|deploy|bot|"
+             r"license|licence|product|session|service)[ _-]?(?:key|token|secret)s?|tokens?|secrets?|keys?|"
+             r"credentials?|creds)")
+# A secret word used as a modifier is about the secret, not its value ("password policy").
+_MODIFIER = (r"(?:polic(?:y|ies)|managers?|fields?|length|resets?|rules?|requirements?|hash(?:es|ing)?|prompts?|"
+             r"files?|stores?|vaults?|rotation|expiry|expiration|strength|complexity|format|validation|inputs?|"
+             r"box|forms?|change|management|generators?|less|based|budget|limits?|counts?|usage|refresh|"
+             r"scopes?|ids?|names?|types?|lengths|hints?|protected|authentication|auth|handling|leak|leaks|"
+             r"manager's|holders?|rings?|chains?|pairs?|space|board|words?|frames?|points?|findings?|question)")
+_VERB = (r"(?:is|was|are|were|(?<![=!<>])=(?!=)|:(?!:)|->|=>|to|becomes|will\s+be|should\s+be|now\s+is|is\s+now|"
+         r"equals|of)")
+_QUOTED = r"(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|“[^”\n]{1,200}”)"
+# One token, stopping before trailing sentence punctuation ("is hunter2." keeps the period).
+_TOKEN = r"[^\s\"'`“”]{1,200}?(?=[.,;:)\]]*(?:\s|$))"
+_FILLER = r"(?:[ \t]+(?!(?:is|was|are|were|to|as|and|but)\b)[\w./@-]+){0,6}?"
+_PROSE: tuple[tuple[str, str], ...] = (
+    # passphrase: the rest of the clause, however many words
+    ("prose_password",
+     r"(?i)\bpass[ -]?phrases?\b" + _FILLER + r"[ \t]*(?:is|was|:|=|to)[ \t]+(?P<secret>" + _QUOTED
+     + r"|[^\n.,;:!?()]{0,200}?[^\s.,;:!?()])(?=[ \t]*(?:[.,;:!?()\n]|$|\band\b|\bbut\b|\bso\b))"),
+    # "<thing> password is X", "password for the admin: X", "set the password to X"
+    ("prose_password",
+     rf"(?i)(?<![\w-]){_PASS_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b)(?:{_FILLER}[ \t]*{_VERB}|[ \t]*{_VERB}?)[ \t]*"
+     rf"(?P<secret>{_QUOTED}|{_TOKEN})"),
+    # "PIN 4471", "my pin is 0923", "the door pin code: 5512" (digits only: "pin numpy to 1.26" is a verb)
+    ("prose_password",
+     r"(?i)(?<![\w-])pin(?:[ -]?(?:code|number))?s?(?:[ \t]*(?:is|was|:|=|#|of))?[ \t]*(?P<secret>\d{3,12})(?![\w.])"),
+    ("prose_secret",
+     rf"(?i)(?<![\w-]){_KEY_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_FILLER}[ \t]*{_VERB}[ \t]*"
+     rf"(?P<secret>{_QUOTED}|{_TOKEN})"),
+    # "use X as the postgres password", "with X as our token": X is named the secret
+    ("prose_password",
+     rf"(?i)(?<!\S)(?P<secret>{_QUOTED}|[^\s\"'`“”]{{1,200}})[ \t]+as[ \t]+"
+     rf"(?:(?:the|our|my|your|a|an|his|her|their|its)[ \t]+)?(?:[\w.-]+[ \t]+){{0,4}}?(?:{_PASS_WORD}|{_KEY_WORD})"
+     rf"(?![\w-])(?![ \t]+{_MODIFIER}\b)"),
+    # "X is the wifi password": only when X looks like a secret ("this is the password field" stays)
+    ("prose_secret",
+     rf"(?i)(?<!\S)(?P<secret>{_QUOTED}|[^\s\"'`“”]{{1,200}})[ \t]+(?:is|was|will[ \t]+be)[ \t]+"
+     rf"(?:(?:the|our|my|your|a|an|his|her|their|its)[ \t]+)?(?:[\w.-]+[ \t]+){{0,4}}?(?:{_PASS_WORD}|{_KEY_WORD})"
+     rf"(?![\w-])(?![ \t]+{_MODIFIER}\b)"),
+)
+# A credential-shaped token on the same line as a secret word, either side of it ("use
+# 2395c447... for Datadog, it goes in DD_API_KEY"): 20+ characters mixing letters and digits,
+# or 8-64 mixing letters, digits and a symbol ("Maple-Lynx-66!").
+_NEARBY_CHARS = 100
+_CONTEXT = re.compile(
+    r"(?i)pass(?:word|wd|phrase|code)|secret|token|api[_ -]?key|access[_ -]?key|private[_ -]?key|auth|"
+    r"credential|creds|(?<=_)key(?![a-z])|(?<![\w-])(?:key|pin|pw|pwd)(?![\w-])")  # (pin: "PIN 4471!")
+_STRONG = re.compile(
+    r"(?<![\w/+=.@:-])(?:(?=[A-Za-z0-9+/=_-]*\d)(?=[A-Za-z0-9+/=_-]*[A-Za-z])[A-Za-z0-9+/=_-]{20,400}"
+    r"|(?=[A-Za-z0-9!@#$%^&*?~+_-]*\d)(?=[A-Za-z0-9!@#$%^&*?~+_-]*[A-Za-z])"
+    r"(?=[A-Za-z0-9!@#$%^&*?~+_-]*[!@#$%^&*?~+])[A-Za-z0-9!@#$%^&*?~+_-]{8,64})(?![\w/+=@-])")
+
+
+def _nearby_hits(text: str) -> list[tuple[int, int]]:
+    """Credential-shaped tokens within ``_NEARBY_CHARS`` of a secret word on the same line."""
+    out: list[tuple[int, int]] = []
+    for line in re.finditer(r"[^\n]+", text):
+        words = [m.span() for m in _CONTEXT.finditer(line.group())]
+        if not words:
+            continue
+        for tok in _STRONG.finditer(line.group()):
+            start, end = tok.span()
+            if any(ws - _NEARBY_CHARS <= end and start <= we + _NEARBY_CHARS and not (ws >= start and we <= end)
+                   for ws, we in words):
+                out.append((line.start() + start, line.start() + end))
+    return out
+# Lowest priority: a provider-shaped token inside one of these keeps its provider's kind.
+_DETECTORS = _DETECTORS + tuple(_d(kind, pattern) for kind, pattern in _PROSE)
+_PROSE_KINDS = frozenset(kind for kind, _ in _PROSE)
+
+# Plain words that follow a secret word without being its value ("the password is required").
+_COMMON = frozenset("""
+a an the this that these those it its here there what which who where when how why not no none nothing null nil
+is are was were be been being to of in on at by for from with without into as and or but so if then than also too
+still now just only very really always never already yet again same different other another any some all every
+each both either neither one two three first last next new old my our your his her their we you they i me us them
+set unset stored kept saved required optional needed missing empty blank wrong right correct incorrect invalid valid
+expired revoked rotated changed reset weak strong long short fine ok okay good bad secret private public encrypted
+hashed hidden masked redacted unknown known shared below above attached elsewhere available unavailable ready gone
+lost leaked compromised safe secure insecure random managed configured defined provided sent generated mandatory
+enforced checked used ignored cached logged printed displayed shown visible exposed fixed static dynamic temporary
+permanent case sensitive must should will would can could may might need needs use uses using please see check
+do does did done have has had get gets got make makes made protected stale active inactive disabled enabled
+local remote default standard usual same identical unchanged rotating expiring something somewhere someone
+in-place inline elsewhere separately there's it's that's don't isn't aren't wasn't weren't won't can't
+""".split())
+_PRONOUN_VALUE = frozenset({"it", "this", "that", "which", "what", "there", "here", "mine", "yours", "ours",
+                            "one", "something", "anything", "everything", "nothing", "same"})
+
+
+def _prose_value_ok(kind: str, value: str) -> bool:
+    """Whether a value found after (or before) a secret word in prose looks like a secret."""
+    v = value.strip()
+    if not v:
+        return False
+    if v[0] in "\"'`“":
+        return len(v) > 2  # quoted: whatever the speaker quoted as the secret
+    low = v.casefold()
+    if low in _COMMON or low in _PRONOUN_VALUE or _MARKER.search(v) or _NOT_A_VALUE.match(v):
+        return False
+    if "://" in v or v.startswith(("/", "~", "$", "%", "<", "{", "[")):
+        return False  # a URL, a path or a placeholder names where the secret is, not the secret
+    if not any(c.isalnum() for c in v):
+        return False
+    if v.count(" ") >= 1:
+        return True  # a passphrase clause
+    shaped = (any(c.isdigit() for c in v) or any(not c.isalnum() and c not in "-_." for c in v)
+              or any(c.isupper() for c in v[1:]))
+    if shaped:
+        return not re.fullmatch(r"v?\d+(?:\.\d+)*[a-z]?|\d+(?:ms|s|m|h|d|kb|mb|gb|%)?", low) or kind == "prose_password"
+    if kind == "prose_password" and low.isalpha() and len(v) >= 4 and not low.endswith(("ed", "ing", "ly")):
+        return True  # "the wifi password is sunshine"
+    return False
+
+
 # Values a secret-shaped key may hold that are not secrets: code, placeholders, literals.
 _NOT_A_VALUE = re.compile(
     r"""(?ix)^(?:
@@ -182,6 +306,8 @@ _NOT_A_VALUE = re.compile(
 
 
 def _value_is_code(kind: str, value: str) -> bool:
+    if kind in _PROSE_KINDS:
+        return not _prose_value_ok(kind, value)
     return kind in {"secret_assignment", "cli_secret_flag"} and bool(_NOT_A_VALUE.match(value))
 
 
@@ -198,6 +324,8 @@ def _raw_hits(text: str) -> list[tuple[int, int, int]]:
                 start, end = match.span()
             if end > start:
                 hits.append((start, end, priority))
+    nearby = len(_DETECTORS)  # lowest priority: "secret_nearby"
+    hits.extend((start, end, nearby) for start, end in _nearby_hits(text))
     return hits
 
 
@@ -221,7 +349,7 @@ def find_secrets(text: str) -> list[SecretHit]:
             last[2] = min(last[2], priority)
         else:
             merged.append([start, end, priority])
-    return [SecretHit(_DETECTORS[p].kind, s, e) for s, e, p in merged]
+    return [SecretHit(_DETECTORS[p].kind if p < len(_DETECTORS) else "secret_nearby", s, e) for s, e, p in merged]
 
 
 def _redact_once(text: str, hits: list[SecretHit]) -> str:
