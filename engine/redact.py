@@ -103,6 +103,18 @@ _DETECTORS: tuple[_Detector, ...] = (
     _d("telegram_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
     _d("shopify_token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
     _d("digitalocean_token", r"\bdo[pro]_v1_[a-f0-9]{64}\b"),
+    _d("vault_token", rf"{_L}hv[sbr]\.[A-Za-z0-9_-]{{24,}}{_R}"),
+    # the Wi-Fi QR code format: WIFI:T:WPA;S:<ssid>;P:<password>;;
+    _d("wifi_password", r"(?i)\bWIFI:(?:[A-Z]:(?:[^;\\]|\\.)*;)*?P:(?P<secret>(?:[^;\\\s]|\\.)+)"),
+    # signatures and keys in URL query strings (signed URLs, SAS tokens, ?api_key=)
+    _d("url_secret",
+       r"(?i)[?&](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|access_token|token|"
+       r"api_?key|key|secret|client_secret|password|passwd|pwd|auth)=(?P<secret>[^&\s#'\"<>]{8,})"),
+    # curl -u user:password, and -p PASSWORD / -pPASSWORD on a login command line
+    _d("cli_secret_flag", r"(?<![\w-])(?:-u|--user)[ \t]+[\"']?[^\s:'\"]+:(?P<secret>[^\s'\"@]+)"),
+    _d("cli_secret_flag",
+       r"(?im)^(?=[^\n]*(?:\blogin\b|\bsshpass\b|\bmysql(?:dump|admin)?\b|\bmariadb\b|[ \t]-u[ \t]))[^\n]*?"
+       r"(?<![\w-])-p[ \t]*(?P<q>[\"']?)(?P<secret>(?!\d+(?:\s|$))[^\s'\"]{3,})(?P=q)"),
     _d("jwt", rf"{_L}eyJ{_B64URL}{{8,}}\.{_B64URL}{{8,}}\.{_B64URL}{{8,}}{_R}"),
     # Connection strings first, so a database URL is reported as such; both keep user and host.
     _d(
@@ -142,6 +154,11 @@ _DETECTORS: tuple[_Detector, ...] = (
         rf"(?i)(?<![A-Za-z0-9_.-]){_KEY}[\"']?\s*(?::=|=>|=|:)\s*(?P<q>[\"'])"
         r"(?P<secret>(?:(?!(?P=q))[^\n\\]|\\.){1,500})(?P=q)",
     ),
+    # key "value" (Gradle, Groovy, nginx and similar configs: a space, no '=')
+    _d(
+        "secret_assignment",
+        rf"(?<![A-Za-z0-9_.-])(?i:{_KEY})[ \t]+(?P<q>[\"'])(?P<secret>[^\"'\n]{{1,500}})(?P=q)",
+    ),
     # key=value (shell, .env, INI, URL query): unquoted, '=' but not '=='
     _d(
         "secret_assignment",
@@ -163,86 +180,119 @@ _DETECTORS: tuple[_Detector, ...] = (
     _d(
         "secret_in_prose",
         r"(?i)\b(?:password|passwd|passphrase|secret|token|credentials?|api[ _-]?key|access[ _-]?key|"
-        r"auth[ _-]?token|private[ _-]?key|key|value)\b[^\n]{0,60}?"
-        rf"{_L}(?P<secret>(?=[A-Za-z0-9+/_-]*\d)[A-Za-z0-9+/_-]{{32,}}={{0,2}}){_R}",
+        r"auth[ _-]?token|private[ _-]?key|key|value)\b(?![ \t]+fingerprints?\b)[^\n]{0,60}?"
+        rf"{_L}(?<!:)(?P<secret>(?=[A-Za-z0-9+/_-]*\d)[A-Za-z0-9+/_-]{{32,}}={{0,2}}){_R}",
     ),
 )
 
 # ---- secrets said in prose ------------------------------------------------------------------
 # "the staging db password is Maple-Otter-42!", "db password: X", "pw X", "use X as the postgres
 # password", "X is the wifi password", "the passphrase is correct horse battery staple",
-# "PIN 4471", "set the deploy token to X". The value is one token (a passphrase: the rest of
-# the clause); whether it is a secret is decided by its shape in :func:`_prose_value_ok`.
-# Words whose value is a secret even when it is a plain word ("the wifi password is sunshine").
-_PASS_WORD = r"(?:pass(?:word|wd|phrase|code)s?|pass[ -]phrase|pwd|pword|pw)"
+# "PIN 4471", "the alarm code is 1-9-7-3-0", "set the deploy token to X", and the same in a few
+# other languages ("das Passwort ist X", "la contraseña es X", "le mot de passe est X"). The
+# value is one token (a passphrase: the rest of the clause); whether it is a secret is decided
+# by its shape in :func:`_prose_value_ok`, never by the words around it.
+# Words whose value is a secret even when it is a plain word ("the wifi password is sunshine");
+# common misspellings included ("pasword", "passwrod").
+_PASS_WORD = (r"(?:pas{1,2}w(?:or|ro|r|o)?ds?|pwd|pword|pw|passcodes?|"
+              r"passwort|kennwort|contrase[ñn]a|mot[ \t]+de[ \t]+passe|mdp|senha|palavra-passe|wachtwoord|"
+              r"l[öo]senord|has[łl]o|salasana|parola[ \t]+d'ordine|clave)")
+_PHRASE_WORD = r"(?:pass[ -]?phrases?|(?:seed|recovery|mnemonic|wallet|secret)[ \t]+phrases?)"
 # Words whose value is a secret only when it looks like one (a digit, a symbol, mixed case).
 _KEY_WORD = (r"(?:(?:api|access|secret|private|signing|encryption|master|account|auth|client|app|deploy|bot|"
-             r"license|licence|product|session|service)[ _-]?(?:key|token|secret)s?|tokens?|secrets?|keys?|"
-             r"credentials?|creds)")
+             r"license|licence|product|session|service|root|admin)[ _-]?(?:key|token|secret)s?|tokens?|secrets?|"
+             r"credentials?|creds|pass|auth|login)")
+# Short numeric or grouped codes: "door code", "backup code", "PIN", "PUK", "combo".
+_CODE_WORD = (r"(?:(?:door|gate|entry|alarm|safe|lock|unlock|keypad|backup|recovery|security|verification|access|"
+              r"one-time|otp|2fa|mfa|sms|sim|garage|building)[ \t-]?codes?|pins?(?:[ -]?(?:code|number))?|puks?|"
+              r"combos?|combinations?|codice|c[óo]digo)")
 # A secret word used as a modifier is about the secret, not its value ("password policy").
 _MODIFIER = (r"(?:polic(?:y|ies)|managers?|fields?|length|resets?|rules?|requirements?|hash(?:es|ing)?|prompts?|"
              r"files?|stores?|vaults?|rotation|expiry|expiration|strength|complexity|format|validation|inputs?|"
              r"box|forms?|change|management|generators?|less|based|budget|limits?|counts?|usage|refresh|"
-             r"scopes?|ids?|names?|types?|lengths|hints?|protected|authentication|auth|handling|leak|leaks|"
-             r"manager's|holders?|rings?|chains?|pairs?|space|board|words?|frames?|points?|findings?|question)")
-_VERB = (r"(?:is|was|are|were|(?<![=!<>])=(?!=)|:(?!:)|->|=>|to|becomes|will\s+be|should\s+be|now\s+is|is\s+now|"
-         r"equals|of)")
-_QUOTED = r"(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|“[^”\n]{1,200}”)"
+             r"scopes?|ids?|names?|types?|lengths|hints?|protected|authentication|handling|leak|leaks|"
+             r"holders?|rings?|chains?|pairs?|space|board|words?|frames?|points?|findings?|question|"
+             r"headers?|fingerprints?|flow|page|screen|endpoint|url|service|server|method|middleware|dialog)")
+_VERB = (r"(?:(?<!\w)(?:is|was|are|were|ist|es|est|[ée]|è|er|är|jest|on|to|becomes|will\s+be|should\s+be|"
+         r"equals|of)(?!\w)|(?<![=!<>])=(?!=)|:(?!:)|->|=>|→|['’]s)")
+_ADVERB = r"(?:[ \t]+(?:just|now|still|probably|actually|simply|literally|currently|again|also|always))?"
+_QUOTED = r"(?<![\w'’])(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|“[^”\n]{1,200}”)"
 # One token, stopping before trailing sentence punctuation ("is hunter2." keeps the period).
-_TOKEN = r"[^\s\"'`“”]{1,200}?(?=[.,;:)\]]*(?:\s|$))"
-_FILLER = r"(?:[ \t]+(?!(?:is|was|are|were|to|as|and|but)\b)[\w./@-]+){0,6}?"
+_TOKEN = r"[^\s\"'`“”]{1,200}?(?=[.,;:?)\]]*(?:\s|$))"
+# A filler word: never ends a sentence (no final '.', '!' or '?'), so a value is looked for in one.
+_WORD = r"[ \t]+(?!(?:is|was|are|were|to|as|and|but)\b)[\w./@~()!-]*[\w/@~()](?![\w.@~!-])"
+_FILLER = rf"(?:{_WORD}){{0,8}}?"
+_LONG_FILLER = rf"(?:{_WORD}){{0,14}}?"
+# "<word> ... is X", or "pw X" (a password word only): a value right after the word needs a space.
+_SAYS = rf"(?:{_FILLER}[ \t]*{_VERB}{_ADVERB}[ \t]*|[ \t]+)"
+_SAYS_VERB = rf"{_FILLER}[ \t]*{_VERB}{_ADVERB}[ \t]*"
 _PROSE: tuple[tuple[str, str], ...] = (
     # passphrase: the rest of the clause, however many words
+    ("passphrase",
+     rf"(?i)(?<![\w-]){_PHRASE_WORD}(?![\w-])(?:{_FILLER}[ \t]*{_VERB}{_ADVERB}[ \t]*(?P<secret>{_QUOTED}"
+     r"|[^\s\"'`“”][^\n,;:!?()]{0,200}?[^\s.,;:!?()](?=[ \t]*(?:[.,;:!?()\n]|$|\band\b|\bbut\b|\bso\b)))"
+     rf"|[ \t]+(?P<quoted>{_QUOTED}))"),
+    # "<thing> password is X", "password for the admin: X", "set the password to X", "pw X"
     ("prose_password",
-     r"(?i)\bpass[ -]?phrases?\b" + _FILLER + r"[ \t]*(?:is|was|:|=|to)[ \t]+(?P<secret>" + _QUOTED
-     + r"|[^\n.,;:!?()]{0,200}?[^\s.,;:!?()])(?=[ \t]*(?:[.,;:!?()\n]|$|\band\b|\bbut\b|\bso\b))"),
-    # "<thing> password is X", "password for the admin: X", "set the password to X"
-    ("prose_password",
-     rf"(?i)(?<![\w-]){_PASS_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b)(?:{_FILLER}[ \t]*{_VERB}|[ \t]*{_VERB}?)[ \t]*"
-     rf"(?P<secret>{_QUOTED}|{_TOKEN})"),
-    # "PIN 4471", "my pin is 0923", "the door pin code: 5512" (digits only: "pin numpy to 1.26" is a verb)
-    ("prose_password",
-     r"(?i)(?<![\w-])pin(?:[ -]?(?:code|number))?s?(?:[ \t]*(?:is|was|:|=|#|of))?[ \t]*(?P<secret>\d{3,12})(?![\w.])"),
+     rf"(?i)(?<![\w-]){_PASS_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_SAYS}(?P<secret>{_QUOTED}|{_TOKEN})"),
+    # "PIN 4471", "the alarm code is 1-9-7-3-0", "backup code if locked out: 48213-90571"
+    ("prose_code",
+     rf"(?i)(?<![\w-]){_CODE_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_LONG_FILLER}[ \t]*(?:{_VERB}{_ADVERB}[ \t]*)?"
+     r"(?<![\w.,-])(?P<secret>(?:\d[ -]?){3,11}\d|(?-i:(?=[A-Z-]*\d)[A-Z0-9]{3,8}(?:-[A-Z0-9]{3,8}){1,5}))"
+     r"(?![\w.])"),
     ("prose_secret",
-     rf"(?i)(?<![\w-]){_KEY_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_FILLER}[ \t]*{_VERB}[ \t]*"
-     rf"(?P<secret>{_QUOTED}|{_TOKEN})"),
+     rf"(?i)(?<![\w-]){_KEY_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_SAYS_VERB}(?P<secret>{_QUOTED}|{_TOKEN})"),
     # "use X as the postgres password", "with X as our token": X is named the secret
     ("prose_password",
      rf"(?i)(?<!\S)(?P<secret>{_QUOTED}|[^\s\"'`“”]{{1,200}})[ \t]+as[ \t]+"
-     rf"(?:(?:the|our|my|your|a|an|his|her|their|its)[ \t]+)?(?:[\w.-]+[ \t]+){{0,4}}?(?:{_PASS_WORD}|{_KEY_WORD})"
+     rf"(?:(?:the|our|my|your|a|an|his|her|their|its)[ \t]+)?(?:[\w.-]+[ \t]+){{0,4}}?{_PASS_WORD}"
      rf"(?![\w-])(?![ \t]+{_MODIFIER}\b)"),
-    # "X is the wifi password": only when X looks like a secret ("this is the password field" stays)
+    # "X is the wifi password", "X as the deploy token": only when X looks like a secret
     ("prose_secret",
-     rf"(?i)(?<!\S)(?P<secret>{_QUOTED}|[^\s\"'`“”]{{1,200}})[ \t]+(?:is|was|will[ \t]+be)[ \t]+"
+     rf"(?i)(?<!\S)(?P<secret>{_QUOTED}|[^\s\"'`“”]{{1,200}})[ \t]+(?:is|was|will[ \t]+be|as)[ \t]+"
      rf"(?:(?:the|our|my|your|a|an|his|her|their|its)[ \t]+)?(?:[\w.-]+[ \t]+){{0,4}}?(?:{_PASS_WORD}|{_KEY_WORD})"
      rf"(?![\w-])(?![ \t]+{_MODIFIER}\b)"),
 )
-# A credential-shaped token on the same line as a secret word, either side of it ("use
-# 2395c447... for Datadog, it goes in DD_API_KEY"): 20+ characters mixing letters and digits,
-# or 8-64 mixing letters, digits and a symbol ("Maple-Lynx-66!").
+# A credential-shaped token near a secret word (or an already redacted secret), either side
+# of it, in the same paragraph ("use 2395c447... for Datadog, it goes in DD_API_KEY"; "id
+# AKIA... / <secret key>"): 20+ characters mixing letters and digits, 8-64 mixing letters,
+# digits and a symbol ("Maple-Lynx-66!"), or 8-64 mixing upper case, lower case and digits.
 _NEARBY_CHARS = 100
 _CONTEXT = re.compile(
-    r"(?i)pass(?:word|wd|phrase|code)|secret|token|api[_ -]?key|access[_ -]?key|private[_ -]?key|auth|"
-    r"credential|creds|(?<=_)key(?![a-z])|(?<![\w-])(?:key|pin|pw|pwd)(?![\w-])")  # (pin: "PIN 4471!")
+    rf"(?i)pas{{1,2}}w(?:or|ro|r|o)?d|passphrase|passcode|secret|token|api[_ -]?key|access[_ -]?key|"
+    rf"private[_ -]?key|auth|credential|creds|login|(?<=_)key(?![a-z])|"
+    rf"(?<![\w-])(?:key|pin|pw|pwd|pass|{_PASS_WORD})(?![\w-])|\[REDACTED:[a-z0-9_]+\]")
+# URLs are left to the URL detectors (userinfo, query secrets): their paths are full of ids.
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://\S+")
 _STRONG = re.compile(
-    r"(?<![\w/+=.@:-])(?:(?=[A-Za-z0-9+/=_-]*\d)(?=[A-Za-z0-9+/=_-]*[A-Za-z])[A-Za-z0-9+/=_-]{20,400}"
+    r"(?<![\w/+=.@:-])(?:(?=[A-Za-z0-9+/_-]*\d)(?=[A-Za-z0-9+/_-]*[A-Za-z])[A-Za-z0-9+/_-]{20,400}={0,2}"
     r"|(?=[A-Za-z0-9!@#$%^&*?~+_-]*\d)(?=[A-Za-z0-9!@#$%^&*?~+_-]*[A-Za-z])"
-    r"(?=[A-Za-z0-9!@#$%^&*?~+_-]*[!@#$%^&*?~+])[A-Za-z0-9!@#$%^&*?~+_-]{8,64})(?![\w/+=@-])")
+    r"(?=[A-Za-z0-9!@#$%^&*?~+_-]*[!@#$%^&*?~+])[A-Za-z0-9!@#$%^&*?~+_-]{8,64}"
+    r"|(?=(?:[A-Za-z_-]*\d){2})(?=[A-Za-z0-9_-]*[a-z])(?=(?:[a-z0-9_-]*[A-Z]){2})[A-Za-z0-9_-]{8,64})"
+    r"(?![\w/+=@-])")
+# Password-shaped wherever it stands: upper and lower case, a digit and a symbol inside the token.
+_PASSWORD_SHAPE = re.compile(
+    r"(?<![\w/+=.@:-])(?=[A-Za-z0-9!#$%^&*_-]*[a-z])(?=[A-Za-z0-9!#$%^&*_-]*[A-Z])(?=[A-Za-z0-9!#$%^&*_-]*\d)"
+    r"[A-Za-z0-9_-]+[!#$%^&*][A-Za-z0-9!#$%^&*_-]*[A-Za-z0-9][!#$%^&*]?(?![\w/+=@-])")
 
 
 def _nearby_hits(text: str) -> list[tuple[int, int]]:
-    """Credential-shaped tokens within ``_NEARBY_CHARS`` of a secret word on the same line."""
+    """Credential-shaped tokens near a secret word in the same paragraph, and password-shaped ones."""
     out: list[tuple[int, int]] = []
-    for line in re.finditer(r"[^\n]+", text):
-        words = [m.span() for m in _CONTEXT.finditer(line.group())]
-        if not words:
-            continue
-        for tok in _STRONG.finditer(line.group()):
+    for para in re.finditer(r"(?:[^\n]|\n(?![ \t]*\n))+", text):
+        base = para.start()
+        body = _URL.sub(lambda m: " " * len(m.group()), para.group())  # same offsets, URLs blanked
+        words = [m.span() for m in _CONTEXT.finditer(body)]
+        for tok in _STRONG.finditer(body) if words else ():
             start, end = tok.span()
             if any(ws - _NEARBY_CHARS <= end and start <= we + _NEARBY_CHARS and not (ws >= start and we <= end)
                    for ws, we in words):
-                out.append((line.start() + start, line.start() + end))
+                out.append((base + start, base + end))
+        out.extend((base + m.start(), base + m.end()) for m in _PASSWORD_SHAPE.finditer(body)
+                   if 8 <= len(m.group()) <= 64)
     return out
+
+
 # Lowest priority: a provider-shaped token inside one of these keeps its provider's kind.
 _DETECTORS = _DETECTORS + tuple(_d(kind, pattern) for kind, pattern in _PROSE)
 _PROSE_KINDS = frozenset(kind for kind, _ in _PROSE)
@@ -262,34 +312,38 @@ permanent case sensitive must should will would can could may might need needs u
 do does did done have has had get gets got make makes made protected stale active inactive disabled enabled
 local remote default standard usual same identical unchanged rotating expiring something somewhere someone
 in-place inline elsewhere separately there's it's that's don't isn't aren't wasn't weren't won't can't
+via through over under per each prompt prompted asked asking twice once later soon today yesterday tomorrow
 """.split())
 _PRONOUN_VALUE = frozenset({"it", "this", "that", "which", "what", "there", "here", "mine", "yours", "ours",
                             "one", "something", "anything", "everything", "nothing", "same"})
+_QUOTES = "\"'`“”"
 
 
 def _prose_value_ok(kind: str, value: str) -> bool:
     """Whether a value found after (or before) a secret word in prose looks like a secret."""
     v = value.strip()
-    if not v:
-        return False
-    if v[0] in "\"'`“":
-        return len(v) > 2  # quoted: whatever the speaker quoted as the secret
+    quoted = len(v) > 2 and v[0] in _QUOTES
+    v = v.strip(_QUOTES).strip() if quoted else v
     low = v.casefold()
-    if low in _COMMON or low in _PRONOUN_VALUE or _MARKER.search(v) or _NOT_A_VALUE.match(v):
+    if not v or not any(c.isalnum() for c in v) or low in _COMMON or low in _PRONOUN_VALUE:
         return False
+    if _MARKER.search(v) or (not quoted and _NOT_A_VALUE.match(v)):
+        return False  # unquoted code (self.token, get_password()) names a value; quoted text is one
     if "://" in v or v.startswith(("/", "~", "$", "%", "<", "{", "[")):
         return False  # a URL, a path or a placeholder names where the secret is, not the secret
-    if not any(c.isalnum() for c in v):
-        return False
-    if v.count(" ") >= 1:
-        return True  # a passphrase clause
-    shaped = (any(c.isdigit() for c in v) or any(not c.isalnum() and c not in "-_." for c in v)
-              or any(c.isupper() for c in v[1:]))
+    if kind in ("passphrase", "prose_code"):
+        return True  # the pattern itself fixed the shape (a clause; digits or grouped code)
+    if " " in v:
+        # a quoted phrase named as the secret; backticks around words are a command ("pass: `make test`")
+        return quoted and (kind == "prose_password" or value.strip()[0] != "`")
+    core = v.rstrip("!?") or v  # "delicious!" is a word with an exclamation mark, not a password
+    shaped = (any(c.isdigit() for c in core) or any(not c.isalnum() and c not in "-_." for c in core)
+              or any(c.isupper() for c in core[1:]))
     if shaped:
-        return not re.fullmatch(r"v?\d+(?:\.\d+)*[a-z]?|\d+(?:ms|s|m|h|d|kb|mb|gb|%)?", low) or kind == "prose_password"
-    if kind == "prose_password" and low.isalpha() and len(v) >= 4 and not low.endswith(("ed", "ing", "ly")):
-        return True  # "the wifi password is sunshine"
-    return False
+        number = re.fullmatch(r"v?\d+(?:\.\d+)*[a-z]?|\d+(?:ms|s|m|h|d|kb|mb|gb|%)?", low)
+        return not number or kind == "prose_password"
+    # "the wifi password is sunshine": a plain word only after a password word
+    return kind == "prose_password" and v.isalpha() and len(v) >= 4 and not low.endswith(("ed", "ing", "ly"))
 
 
 # Values a secret-shaped key may hold that are not secrets: code, placeholders, literals.
@@ -317,8 +371,9 @@ def _raw_hits(text: str) -> list[tuple[int, int, int]]:
     for priority, (kind, pattern) in enumerate(_DETECTORS):
         for match in pattern.finditer(text):
             if "secret" in pattern.groupindex:
-                start, end = match.span("secret")
-                if _value_is_code(kind, match.group("secret")):
+                group = "quoted" if "quoted" in pattern.groupindex and match.group("quoted") else "secret"
+                start, end = match.span(group)
+                if _value_is_code(kind, match.group(group)):
                     continue
             else:
                 start, end = match.span()
