@@ -232,6 +232,9 @@ _PROSE: tuple[tuple[str, str], ...] = (
      rf"(?i)(?<![\w-]){_PHRASE_WORD}(?![\w-])(?:{_FILLER}[ \t]*{_VERB}{_ADVERB}[ \t]*(?P<secret>{_QUOTED}"
      r"|[^\s\"'`“”][^\n,;:!?()]{0,200}?[^\s.,;:!?()](?=[ \t]*(?:[.,;:!?()\n]|$|\band\b|\bbut\b|\bso\b)))"
      rf"|[ \t]+(?P<quoted>{_QUOTED}))"),
+    # "use the phrase `X`" in a passage about a password, a key or a password flag (checked in _raw_hits)
+    ("phrase_in_context",
+     rf"(?i)(?<![\w-])phrases?(?![\w-])(?:[ \t]*(?:{_VERB})?)[ \t]*(?P<secret>{_QUOTED})"),
     # "<thing> password is X", "password for the admin: X", "set the password to X", "pw X"
     ("prose_password",
      rf"(?i)(?<![\w-]){_PASS_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_SAYS}(?P<secret>{_QUOTED}|{_TOKEN})"),
@@ -261,7 +264,8 @@ _NEARBY_CHARS = 100
 _CONTEXT = re.compile(
     rf"(?i)pas{{1,2}}w(?:or|ro|r|o)?d|passphrase|passcode|secret|token|api[_ -]?key|access[_ -]?key|"
     rf"private[_ -]?key|auth|credential|creds|login|(?<=_)key(?![a-z])|"
-    rf"(?<![\w-])(?:key|pin|pw|pwd|pass|{_PASS_WORD})(?![\w-])|\[REDACTED:[a-z0-9_]+\]")
+    rf"(?<![\w-])(?:key|pin|pw|pwd|pass|{_PASS_WORD})(?![\w-])|\[REDACTED:[a-z0-9_]+\]|"
+    r"(?<![\w-])(?:-p|--pass(?:word)?|--passphrase|-passin|-passout)(?![\w-])")
 # URLs are left to the URL detectors (userinfo, query secrets): their paths are full of ids.
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://\S+")
 _STRONG = re.compile(
@@ -331,7 +335,7 @@ def _prose_value_ok(kind: str, value: str) -> bool:
         return False  # unquoted code (self.token, get_password()) names a value; quoted text is one
     if "://" in v or v.startswith(("/", "~", "$", "%", "<", "{", "[")):
         return False  # a URL, a path or a placeholder names where the secret is, not the secret
-    if kind in ("passphrase", "prose_code"):
+    if kind in ("passphrase", "prose_code", "phrase_in_context"):
         return True  # the pattern itself fixed the shape (a clause; digits or grouped code)
     if " " in v:
         # a quoted phrase named as the secret; backticks around words are a command ("pass: `make test`")
@@ -370,6 +374,9 @@ def _raw_hits(text: str) -> list[tuple[int, int, int]]:
     hits: list[tuple[int, int, int]] = []
     for priority, (kind, pattern) in enumerate(_DETECTORS):
         for match in pattern.finditer(text):
+            if kind == "phrase_in_context" and not _CONTEXT.search(
+                    text[max(0, match.start() - _NEARBY_CHARS):match.end() + _NEARBY_CHARS].replace(match.group(), " ")):
+                continue
             if "secret" in pattern.groupindex:
                 group = "quoted" if "quoted" in pattern.groupindex and match.group("quoted") else "secret"
                 start, end = match.span(group)

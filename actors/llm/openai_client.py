@@ -38,7 +38,7 @@ from actors.llm.rules_text import MEMORY_TALK, strip_memory_blocks
 from engine.errors import InvalidInput, ModelBadReply
 from engine.keys import normalize_belief, normalize_key
 from engine.models import Candidate, Kind, Memory, Origin, Sensitivity, Unit, Verdict
-from engine.redact import redact
+from engine.redact import contains_secret, redact
 from engine.settings import ModelSettings
 
 PROMPTS_DIR = Path(__file__).resolve().parents[2] / "configs" / "prompts"
@@ -70,6 +70,32 @@ def load_prompt(task: str, folder: Path = PROMPTS_DIR) -> Prompt:
 def is_self_activity(text: str) -> bool:
     """Whether a text is about the memory system itself (its tools or injected blocks)."""
     return bool(MEMORY_TALK.search(text)) or "dynmem-memory" in text.casefold()
+
+
+def redact_json(text: str) -> str:
+    """Redact a JSON document value by value, so that it stays valid JSON.
+
+    Redacting the serialised text can cut through an escaped quote (``\\"``) and break the
+    document. Every string (keys included) is redacted on its own; if a secret still shows
+    across values in the result, the text is redacted as a whole (privacy wins over form).
+    Text that is not JSON is redacted as text.
+    """
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return redact(text)
+    out = json.dumps(_redact_values(doc), ensure_ascii=False)
+    return redact(out) if contains_secret(out) else out
+
+
+def _redact_values(value: object) -> object:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redact_values(v) for v in value]
+    if isinstance(value, dict):
+        return {redact(str(k)): _redact_values(v) for k, v in value.items()}
+    return value
 
 
 # ---- reply shapes ----------------------------------------------------------------------
@@ -272,7 +298,9 @@ class OpenAIClient:
     def _exchange(self, task: str, raw: Sequence[Mapping[str, str]], shape: type[M], schema: Mapping[str, Any],
                   check: Callable[[M], None] | None = None) -> tuple[M, str]:
         model = self.model_for(task)
-        messages = [{"role": m["role"], "content": redact(m["content"])} for m in raw]
+        # user turns are JSON documents: redacted value by value so they stay valid JSON
+        messages = [{"role": m["role"], "content": redact_json(m["content"]) if m["role"] == "user" else redact(m["content"])}
+                    for m in raw]
         key = request_key(model, messages, dict(schema))
         if self.cache is not None:
             cached = self.cache.get(key)

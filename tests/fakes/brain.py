@@ -77,7 +77,10 @@ def answer(body: Mapping[str, Any]) -> str | None:
     if task is None:
         return None
     messages = body["messages"]
-    first = json.loads(next(m["content"] for m in messages if m["role"] == "user"))
+    try:
+        first = json.loads(next(m["content"] for m in messages if m["role"] == "user"))
+    except ValueError:
+        return "that request is not JSON"  # the client must see a bad reply, not a dropped connection
     if task == "extract":
         return json.dumps({"memories": _memories_json(_units(first["units"]))})
     if task == "judge":
