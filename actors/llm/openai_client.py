@@ -38,7 +38,7 @@ from actors.llm.rules_text import MEMORY_TALK, strip_memory_blocks
 from engine.errors import InvalidInput, ModelBadReply
 from engine.keys import normalize_belief, normalize_key
 from engine.models import Candidate, Kind, Memory, Origin, Sensitivity, Unit, Verdict
-from engine.redact import contains_secret, redact
+from engine.redact import redact
 from engine.settings import ModelSettings
 
 PROMPTS_DIR = Path(__file__).resolve().parents[2] / "configs" / "prompts"
@@ -76,16 +76,16 @@ def redact_json(text: str) -> str:
     """Redact a JSON document value by value, so that it stays valid JSON.
 
     Redacting the serialised text can cut through an escaped quote (``\\"``) and break the
-    document. Every string (keys included) is redacted on its own; if a secret still shows
-    across values in the result, the text is redacted as a whole (privacy wins over form).
+    document, and would read one field's words as the context of another field's value (a
+    unit id next to a "password" in the text). Every string (keys included) is redacted on
+    its own; the payloads are built here from single texts, so no secret spans two values.
     Text that is not JSON is redacted as text.
     """
     try:
         doc = json.loads(text)
     except ValueError:
         return redact(text)
-    out = json.dumps(_redact_values(doc), ensure_ascii=False)
-    return redact(out) if contains_secret(out) else out
+    return json.dumps(_redact_values(doc), ensure_ascii=False)
 
 
 def _redact_values(value: object) -> object:

@@ -278,13 +278,14 @@ def test_no_independently_written_secret_reaches_a_request_or_a_file(ray_session
         pipe.observe([TurnIn(project="vault", session="s", user=c["text"], assistant="Noted.", ts_ms=T0 + i,
                              request_id=c["id"]) for i, c in enumerate(cases)])
         report = pipe.drain("vault")
+        dead = [(j.kind, j.last_error) for j in rt.log("vault").call("jobs", "dead")]
         stored = {u.request_id: f"{u.user}\n{u.assistant}" for u in pipe.log_timeline("vault", around_turn=1,
                                                                                        limit=len(cases) + 5)}
         for c in secrets[:20]:  # the same texts said to memory directly, through the index and the engine
             pipe.remember(RememberRequest(project="vault", text=c["text"], request_id=f"r-{c['id']}"))
     finally:
         rt.shutdown()
-    assert report.dead == 0 and report.jobs_done >= len(cases)
+    assert report.dead == 0 and report.jobs_done >= len(cases), dead
     kinds = {brain.task_of(b) for b in fake.chat_requests()}
     assert "extract" in kinds and any(r["path"].endswith("/embeddings") for r in fake.requests)
     recorded = json.dumps(fake.requests, ensure_ascii=False)
