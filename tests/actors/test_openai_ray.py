@@ -155,7 +155,7 @@ def test_dynmem_replay_cli_with_the_openai_client_on_ray(ray_session: None, fake
                               "--data-dir", str(folder), "--state", "active"], env=env, capture_output=True,
                              text=True, timeout=120)
         assert out.returncode == 0, out.stderr[-2000:]
-        return sorted((m["text"], m["state"]) for m in json.loads(out.stdout))
+        return sorted((m["text"], m["state"]) for m in json.loads(out.stdout)["memories"])
 
     assert listed(data) == listed(local_data) and len(listed(data)) > 10
     assert any(brain.task_of(b) == "extract" for b in fake.chat_requests())
@@ -339,3 +339,23 @@ def test_local_only_memories_never_reach_an_endpoint_on_ray(ray_session: None, f
     assert b"Halvorsen" not in cache and b"Ingrid" not in cache
     assert any("Halvorsen" in m.text for m in found.memories)  # local-only memories are still recalled here
     assert report.adjudicated >= 1
+
+
+# ---- doctor -------------------------------------------------------------------------------
+def test_doctor_checks_the_endpoint_from_inside_actors(ray_session: None, fake: FakeOpenAI, tmp_path: Path) -> None:
+    import socket
+
+    from bridge.doctor import check
+
+    checks = {c.name: c for c in check(openai_settings(fake.base_url), tmp_path, in_actor=True)}
+    assert checks["model"].ok and "fake-model" in checks["model"].detail, checks["model"]
+    assert checks["embedder"].ok and "openai+hash embeds 448-d" in checks["embedder"].detail, checks["embedder"]
+    assert {r["path"] for r in fake.requests} >= {"/v1/models", "/v1/chat/completions", "/v1/embeddings"}
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    s = openai_settings(dead)
+    s = s.model_copy(update={"model": s.model.model_copy(update={"max_retries": 0})})
+    checks = {c.name: c for c in check(s, tmp_path, in_actor=True)}
+    assert not checks["model"].ok and "error[model_unavailable]" in checks["model"].detail
+    assert checks["data_dir"].ok  # control: one broken piece does not hide the others
