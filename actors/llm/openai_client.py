@@ -335,7 +335,7 @@ class OpenAIClient:
             try:
                 return self.endpoint.chat(model, messages, fmt)
             except EndpointRejected as exc:
-                if self.structured != "auto" or exc.status not in (400, 422):
+                if self.structured != "auto" or (exc.status not in (400, 422) and "response_format" not in exc.message):
                     raise
                 self.structured = "json_object"  # this endpoint has no structured outputs
         return self.endpoint.chat(model, messages, {"type": "json_object"})

@@ -18,7 +18,8 @@ A rule is a dict (so a script can live in a JSON file) or a :class:`Rule`::
      # one answer:
      "text": "Noted.",                                       # assistant text
      "tool_call": {"name": "memory_search", "arguments": {"query": "port"}},
-     "status": 500,                                          # an HTTP error (with "retry_after": s)
+     "status": 500,                                          # an HTTP error (with "retry_after": s,
+                                                             #  "message": its error message)
      "hang_s": 5,                                            # sleep, then answer normally
      "malformed": True,                                      # a body that is not JSON
      "wrong_shape": True,                                    # JSON without the expected fields
@@ -61,7 +62,7 @@ EMBEDDING_DIM = 64
 _RULE_KEYS = {
     "user_contains", "tool_offered", "tool_result", "system_contains", "endpoint", "times",
     "text", "tool_call", "status", "retry_after", "hang_s", "malformed", "wrong_shape",
-    "fail_first", "fail_status", "name",
+    "fail_first", "fail_status", "name", "message",
 }
 
 
@@ -85,6 +86,7 @@ class Rule:
     fail_first: int = 0
     fail_status: int = 500
     name: str | None = None
+    message: str | None = None
     hits: int = field(default=0, compare=False)
 
     @classmethod
@@ -336,7 +338,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._error(rule.fail_status, f"scripted failure {rule.hits}/{rule.fail_first}", rule.retry_after)
                 return True
             if rule.status is not None:
-                self._error(rule.status, f"scripted HTTP {rule.status}", rule.retry_after)
+                self._error(rule.status, rule.message or f"scripted HTTP {rule.status}", rule.retry_after)
                 return True
             if rule.malformed:
                 self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')

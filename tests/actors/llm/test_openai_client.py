@@ -539,3 +539,33 @@ def test_no_secret_reaches_the_endpoint_or_any_file_and_the_rest_is_remembered(t
         assert json.dumps(secret)[1:-1] not in recorded, f"{name} reached the model endpoint (escaped)"
         for path, blob in blobs.items():
             assert secret.encode() not in blob, f"{name} found in {path.relative_to(data)}"
+
+
+LLAMA_CPP_REFUSAL = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+                     "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}")
+
+
+def test_a_server_that_refuses_json_schema_with_a_500_gets_json_mode_at_once(tmp_path: Path) -> None:
+    # llama-cpp-python 0.3.36's server answers response_format json_schema with this HTTP 500 (measured)
+    script = [{"status": 500, "message": LLAMA_CPP_REFUSAL, "times": 1},
+              {"text": reply({"text": "The API listens on port 8080."})}]
+    with FakeOpenAI(script) as fake:
+        sleeps: list[float] = []
+        client = client_for(fake, tmp_path, sleeps)
+        [cand] = client.extract([U1], "project:p")
+        formats = [b["response_format"]["type"] for b in chat_bodies(fake)]
+    assert cand.text == "The API listens on port 8080." and client.structured == "json_object"
+    assert formats == ["json_schema", "json_object"] and sleeps == []  # no retry, no backoff
+    assert all(b["max_tokens"] == 1024 for b in chat_bodies(fake))  # every reply is bounded
+
+
+def test_an_explicit_json_schema_refused_by_the_server_is_a_rejection_not_an_outage(tmp_path: Path) -> None:
+    with FakeOpenAI([{"status": 500, "message": LLAMA_CPP_REFUSAL}]) as fake:
+        client = client_for(fake, tmp_path, structured="json_schema")
+        with pytest.raises(EndpointRejected, match="response_format"):
+            client.extract([U1], "project:p")
+        assert len(chat_bodies(fake)) == 1 and client.endpoint.breaker.consecutive == 0
+    with FakeOpenAI([{"status": 500}]) as fake:  # control: a plain 500 is an outage, retried
+        with pytest.raises(ModelUnavailable):
+            client_for(fake, tmp_path, structured="json_schema").extract([U1], "project:p")
+        assert len(chat_bodies(fake)) == 3
