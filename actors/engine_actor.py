@@ -35,7 +35,7 @@ from engine.effects import Effects, JobRequest
 from engine.errors import Conflict, EmptyQuery, InvalidInput, NotFound
 from engine.forget import expire_due, purge, retract
 from engine.ingest import ingest, rivals_of
-from engine.keys import normalize_belief, normalize_key
+from engine.keys import normalize_belief, normalize_key, resolve_key
 from engine.models import GLOBAL_SCOPE, AuditEvent, Candidate, Kind, Memory, Origin, Sensitivity, Tension, Tier, TrustState, Verdict
 from engine.redact import redact
 from engine.retrieval import Shortlisted, Suppressed, select
@@ -80,6 +80,7 @@ class EngineService:
         self.distinct: set[frozenset[str]] = set()
         self._note_distinct(self.store.load_tensions(open_only=False))
         self.vectors: dict[str, np.ndarray] = {}
+        self._key_vectors: dict[str, np.ndarray] = {}  # embeddings of keys, for keys decided by meaning
         self.step = self.store.step()
         self.version = 1
         self._global_version = 0
@@ -152,7 +153,7 @@ class EngineService:
         if self.store.has_receipt(receipt):
             return IngestReport(outcomes={"duplicate_job": 1}, memory_ids=(), applied=False)
         now = self.clock.now_ms()
-        cands = [c.model_copy(update={"scope": c.scope or self.scope}) for c in candidates]
+        cands = self._resolve_keys([c.model_copy(update={"scope": c.scope or self.scope}) for c in candidates])
         if cands and vectors is None:
             vectors = self.index.embed([c.text for c in cands], _local_only(cands))
         work = self.table  # mirrored as we go; reloaded from the store if the commit fails
@@ -185,6 +186,25 @@ class EngineService:
         total = total + upkeep + expired + Effects(receipt=receipt, step=step)
         self._commit(total, new_vecs, mirrored=True, result=result)
         return IngestReport(outcomes=dict(outcomes), memory_ids=tuple(dict.fromkeys(ids)), applied=True)
+
+    def _resolve_keys(self, cands: list[Candidate]) -> list[Candidate]:
+        """Read each new key as the known key of the scope that means the same (``engine.keys.resolve_key``)."""
+        tau = self.settings.ingest.tau_key
+        new = sorted({normalize_key(c.key) for c in cands if c.key})
+        known = sorted({m.key for m in self.table if m.key and m.scope == self.scope})
+        unknown = [k for k in new if k not in set(known)]
+        if tau > 1.0 or not unknown or not known:
+            return cands
+        need = [k for k in [*known, *unknown] if k not in self._key_vectors]
+        if need:
+            # keys are embedded locally (the bundled embedder, DESIGN §5): a key of a local-only
+            # memory never reaches a remote embedder, and all keys share one space
+            raw = np.asarray(self.index.embed(need, [True] * len(need)), dtype=np.float32)  # read-only from Ray
+            vecs = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
+            self._key_vectors.update(zip(need, vecs))
+        pool = {k: self._key_vectors[k] for k in known}
+        read = {k: resolve_key(k, self._key_vectors[k], pool, tau) for k in unknown}
+        return [c.model_copy(update={"key": read.get(normalize_key(c.key), c.key)}) if c.key else c for c in cands]
 
     def ingest_repair(self, receipt: str, candidates: Sequence[Candidate], report: str) -> dict[int, str]:
         """Ingest grounded repair proposals, never overriding a person's review decision.

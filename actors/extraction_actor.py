@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from actors.llm.base import ModelClient
 from actors.llm.factory import make_client
+from engine.grounding import check_candidate
 from engine.models import Candidate, Unit
 from engine.settings import ModelSettings
 
@@ -47,4 +48,7 @@ class ExtractionService:
         return self.client.name
 
     def extract(self, units: Sequence[Unit], scope: str) -> Extracted:
-        return Extracted(candidates=tuple(self.client.extract(list(units), scope)))
+        """Candidates of the units, each grounded in the units it cites (DESIGN §5), whatever the client."""
+        by_id = {u.id: u for u in units}
+        found = self.client.extract(list(units), scope)
+        return Extracted(candidates=tuple(c for c in found if check_candidate(c, by_id).ok))

@@ -22,6 +22,7 @@ from actors.engine_actor import EngineService, _slug
 from actors.extraction_actor import ExtractionService
 from actors.index_actor import IndexService
 from actors.log_actor import LogService
+from actors.store.writer_lock import WriterLock
 from engine.errors import DynmemError, InvalidInput, ServiceUnavailable
 from engine.models import Memory
 from engine.settings import Settings
@@ -184,7 +185,17 @@ class Runtime:
         #: (actor class, constructor arguments) of every actor started, for checks and tests.
         self.spawned: list[tuple[type, tuple[Any, ...]]] = []
         self._lock = threading.RLock()  # one actor per project, even with concurrent callers
-        if use_ray:
+        # One writer per store: taken before any store is opened, released by shutdown().
+        self.writer_lock = WriterLock(self.data_dir).acquire()
+        try:
+            self._build(address)
+        except BaseException:
+            self.writer_lock.release()
+            raise
+
+    def _build(self, address: str | None) -> None:
+        settings = self.settings
+        if self.use_ray:
             init_ray(address or settings.runtime.ray_address or None)
         from actors.adjudication_actor import AdjudicationService
         from actors.investigator_actor import InvestigatorService
@@ -276,3 +287,4 @@ class Runtime:
         self._actors.clear()
         self._engines.clear()
         self._logs.clear()
+        self.writer_lock.release()

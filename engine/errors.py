@@ -19,7 +19,8 @@ escape ``actors/``.
     ├── BudgetExceeded          a repair job ran out of tool calls or characters (429)
     ├── RateLimited             (429)
     ├── StoreError              SQLite or file-system failure (503)
-    │   └── DataDirError        data directory missing, unreadable or unwritable
+    │   ├── DataDirError        data directory missing, unreadable or unwritable
+    │   └── StoreLocked         another process writes this data directory (one writer per store)
     ├── IndexError_             FAISS or embedder failure (503)
     ├── ModelError              model endpoint failure (503)
     │   ├── ModelTimeout
@@ -95,6 +96,10 @@ class StoreError(DynmemError):
 
 class DataDirError(StoreError):
     code = "data_dir"
+
+
+class StoreLocked(StoreError):
+    code = "store_locked"
 
 
 class IndexError_(DynmemError):

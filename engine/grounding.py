@@ -21,11 +21,12 @@ import math
 import re
 from collections.abc import Mapping
 
+from engine.keys import normalize_belief, normalize_text
 from engine.lexical import STOPWORDS, tokenize
 from engine.models import Candidate, Frozen, Unit
 from engine.signals import stem
 
-__all__ = ["CONTENT_SHARE", "Grounding", "check_proposal", "distinctive_tokens"]
+__all__ = ["CONTENT_SHARE", "Grounding", "check_candidate", "check_proposal", "distinctive_tokens", "occurs_whole"]
 
 #: Share of a proposal's ordinary content words that must appear in the cited text.
 #: 0.6 (brief for the repair loop): lets an investigator rephrase ("lives in" ->
@@ -158,4 +159,61 @@ def check_proposal(candidate: Candidate, cited: Mapping[str, Unit], bound_turn: 
         missing.extend(t for t in absent if t not in missing)
     if missing:
         return Grounding(ok=False, reason="text not in the cited units: " + ", ".join(repr(t) for t in missing))
+    return Grounding(ok=True, reason="grounded in " + ", ".join(ids))
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+# A value ends where an identifier cannot go on: "fly" is not said by "fly.io", "8080" is said by "8080.".
+_IDENT_CHAR = r"[\w-]"
+
+
+def occurs_whole(value: str, source: str) -> bool:
+    """Whether ``value`` appears in ``source`` as a whole value, case-insensitively.
+
+    Neither neighbour may continue an identifier: ``fly`` does not occur in ``fly.io``,
+    ``808`` not in ``8080``; a sentence's full stop after a value is no continuation. A
+    word value may stand for a longer spelling of the same word (``postgres`` in
+    ``PostgreSQL``), never for a part of a dotted, dashed or numbered name.
+    """
+    value = normalize_text(value)
+    if not value:
+        return False
+    # "postgres" in "postgresql", "mongo" in "mongodb"; never "go" in "gone".
+    tail = r"[a-z]{0,3}" if len(value) >= 5 and value[-1].isalpha() else ""
+    # After the value, a dash and a word is a compound ("squash" in "squash-merge"); a dash and a
+    # number, a dot and a word, or an underscore continue a name.
+    pattern = rf"(?<!{_IDENT_CHAR})(?<!\w\.){re.escape(value)}{tail}(?!\w)(?!-\d)(?!-$)(?!\.\w)"
+    return re.search(pattern, normalize_text(source)) is not None
+
+
+def check_candidate(candidate: Candidate, units: Mapping[str, Unit]) -> Grounding:
+    """Accept an extracted candidate only if the units it cites say what it states (DESIGN §5).
+
+    Its value (``belief``) and every code span of its text must occur whole in the cited
+    units; without a belief, every number, version, path or host of its text must be found
+    there: no memory states a value that its sources do not contain. The words around the
+    value ("The project uses ... as its deploy target") are not checked.
+    """
+    ids = [i for i in dict.fromkeys(candidate.source_unit_ids) if i in units]
+    if not ids:
+        return Grounding(ok=False, reason="cites no known unit")
+    if MEMORY_SYSTEM.search(" ".join((candidate.text, candidate.key, candidate.belief))):
+        return Grounding(ok=False, reason="about the memory system itself")
+    source = "\n".join(f"{units[i].user}\n{units[i].assistant}" for i in ids)
+    belief = normalize_belief(candidate.belief)
+    if belief and not occurs_whole(belief, source):
+        return Grounding(ok=False, reason=f"value {belief!r} not in the cited units")
+    for span in _CODE_SPAN.findall(candidate.text):
+        if not occurs_whole(span.strip(), source):
+            return Grounding(ok=False, reason=f"code {span!r} not in the cited units")
+    if belief:
+        return Grounding(ok=True, reason="grounded in " + ", ".join(ids))
+    # No separate value: the text's numbers, versions, paths and hosts are its value (a name may
+    # be the subject, resolved from context by a model: "upgraded to 16" -> "Postgres 16").
+    vocabulary = _vocabulary(source)
+    values, _ = distinctive_tokens(_CODE_SPAN.sub(" ", candidate.text))
+    missing = [v for v in values if (any(ch.isdigit() for ch in v) or _VALUE_PUNCT.search(v))
+               and v not in vocabulary and any(p not in vocabulary for p in _segments(v))]
+    if missing:
+        return Grounding(ok=False, reason="value not in the cited units: " + ", ".join(repr(t) for t in missing))
     return Grounding(ok=True, reason="grounded in " + ", ".join(ids))

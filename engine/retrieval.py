@@ -115,20 +115,27 @@ def eligible(m: Memory, *, project: str, now_ms: int, for_model: bool, as_of_ms:
     if as_of_ms is not None:
         if m.state == TrustState.RETRACTED:
             return False  # deletion really deletes, also from the past
-        return m.valid_from_ms <= as_of_ms and (m.valid_to_ms is None or as_of_ms < m.valid_to_ms)
+        held = m.valid_from_ms <= as_of_ms and (m.valid_to_ms is None or as_of_ms < m.valid_to_ms)
+        return held and (m.expires_at_ms is None or m.expires_at_ms > as_of_ms)
     if m.state not in SERVABLE_STATES:
         return False
     return m.expires_at_ms is None or m.expires_at_ms > now_ms
 
 
 _RELATION = (r"brother|sister|mother|father|mom|dad|parents?|neighbou?r|colleague|co-?worker|manager|boss|"
-             r"friend|wife|husband|partner|son|daughter|kids?|children|cousin|roommate|teammate|client|customer")
-_ABOUT_OTHER = re.compile(rf"^\s*(?:the\s+)?(?:user|developer|owner)['’]s\s+({_RELATION})\b", re.IGNORECASE)
+             r"friend|wife|husband|partner|son|daughter|kids?|children|cousin|roommate|teammate|client|customer|"
+             r"aunt|uncle|niece|nephew|grand(?:ma|pa|mother|father|parents?)|boyfriend|girlfriend|fianc[eé]e?|"
+             r"landlord|landlady|tenant|mentor|intern|doctor|dentist|lawyer|accountant|therapist|tutor|coach")
+# The subject of a sentence is another person when it is a relation of someone's: "my sister",
+# "her manager", "Priya's landlord", "the user's brother", "our old neighbour" (any possessor,
+# at most one word in between).
+_POSSESSOR = r"(?:my|his|her|their|our|your|(?:the\s+)?[\w-]+['’]s)"
+_ABOUT_OTHER = re.compile(rf"^\s*{_POSSESSOR}\s+(?:[\w-]+\s+)?({_RELATION})\b", re.IGNORECASE)
 
 
 def _about_someone_else(m: Memory, query: str) -> bool:
-    """A memory about the user's brother (manager, neighbour...) does not answer a question
-    about the user, unless the question names that person."""
+    """A memory whose subject is another person (a relation of someone's) does not answer a
+    question that names no such person."""
     found = _ABOUT_OTHER.match(m.text)
     return bool(found) and not re.search(rf"\b(?:{_RELATION})\b", query, re.IGNORECASE)
 

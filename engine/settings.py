@@ -33,6 +33,12 @@ class DynamicsSettings(_Section):
 class IngestSettings(_Section):
     tau_dup: float = 0.85  # cosine above which a different value is a tension
     tombstones: bool = True
+    # Cosine between two keys of the same kind ("api port" / "api server port") above which a new
+    # key is read as the known one, so that a paraphrase supersedes. 0.80: on the key pairs of
+    # tests/engine/test_keys.py, different subjects of one kind reach at most 0.70 and paraphrases
+    # 0.83-0.95 (some paraphrases, "backend port" 0.66, stay apart: a miss, not a wrong merge).
+    # Above 1.0 turns resolution off.
+    tau_key: float = 0.80
 
 
 class RetrievalSettings(_Section):
@@ -58,7 +64,7 @@ class ModelSettings(_Section):
     client: str = "rules"  # rules | openai
     # What the offline ``rules`` client extracts: "developer" (decisions, facts, preferences about a
     # code base) or "conversation" (a person's life, plans and events, for assistant-style histories).
-    extraction_profile: Literal["developer", "conversation"] = "developer"
+    extraction_profile: Literal["developer", "extractive", "conversation"] = "developer"
     openai_base_url: str = ""
     openai_model: str = ""
     openai_api_key: str = Field(default="", repr=False)  # only from DYNMEM_OPENAI_API_KEY

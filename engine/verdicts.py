@@ -48,8 +48,13 @@ def apply_verdict(tension: Tension, verdict: Verdict, *, table: MemoryTable, dec
             "source_unit_ids": tuple(sorted(set(keep.source_unit_ids) | set(drop.source_unit_ids))),
             "last_evidence_ms": max(keep.last_evidence_ms, drop.last_evidence_ms),
             "conf_for": keep.conf_for + drop.conf_for - 1.0,
+            # One fact: it has held since the earliest of the two statements.
+            "valid_from_ms": min(keep.valid_from_ms, drop.valid_from_ms),
         })
-        gone = drop.model_copy(update={"state": TrustState.SUPERSEDED, "retired_at_ms": now_ms, "superseded_by": keep.id})
+        # The dropped copy never held on its own: an empty validity interval, so that no
+        # as-of recall serves it beside the merged memory.
+        gone = drop.model_copy(update={"state": TrustState.SUPERSEDED, "retired_at_ms": now_ms, "superseded_by": keep.id,
+                                       "valid_to_ms": drop.valid_from_ms})
         mems += [merged, gone]
         audit += [_ev(merged, keep, "merge", decided_by, label, now_ms, request_id, detail=f"absorbed {drop.id}"),
                   _ev(gone, drop, "supersede", decided_by, label, now_ms, request_id, detail=f"merged into {keep.id}")]

@@ -43,6 +43,13 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
     s.add_argument("--conversations", type=int, default=10, help="how many conversations (1-10)")
     s.set_defaults(func=_dispatch("eval.locomo.run"))
 
+    s = bsub.add_parser("independent", parents=[common, par],
+                        help="replay histories written without reading the code, and probe them")
+    s.add_argument("--dir", action="append", help="a data folder (history.jsonl + probes.json); repeatable "
+                   "(default: every folder of eval/independent/data)")
+    s.add_argument("--ray", action="store_true", help="run the pipeline on Ray (default: in one process)")
+    s.set_defaults(func=_dispatch("eval.independent.run"))
+
     s = bsub.add_parser("all", parents=[common, par], help="regenerate every report of eval/results/ (about 15 minutes)")
     s.set_defaults(func=_dispatch("eval.all"))
 

@@ -10,6 +10,9 @@ down in ``RULES_LIMITS.md``.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from collections.abc import Sequence
 
 from actors.llm import rules_conversation, rules_judge
@@ -19,7 +22,7 @@ from engine.models import Candidate, Memory, Unit
 
 __all__ = ["PROFILES", "PROMPT_VERSION", "RulesClient"]
 
-PROFILES = ("developer", "conversation")
+PROFILES = ("developer", "extractive", "conversation")
 
 
 class RulesClient:
@@ -28,11 +31,18 @@ class RulesClient:
     name = "rules"
 
     def __init__(self, profile: str = "developer") -> None:
-        """``profile``: "developer" (code-base decisions and facts) or "conversation" (``rules_conversation``)."""
+        """``profile``: "developer" (code-base decisions and facts), "extractive" (the same, plus the
+        speaker's own clause for statements with a value that no pattern reads), or "conversation"
+        (``rules_conversation``)."""
         if profile not in PROFILES:
             raise ValueError(f"unknown extraction profile {profile!r}; use one of {', '.join(PROFILES)}")
         self.profile = profile
-        self._extract_unit = extract_unit if profile == "developer" else rules_conversation.extract_unit
+        readers: dict[str, Callable[[Unit, str], list[Candidate]]] = {
+            "developer": extract_unit,
+            "extractive": functools.partial(extract_unit, extractive=True),
+            "conversation": rules_conversation.extract_unit,
+        }
+        self._extract_unit = readers[profile]
 
     def extract(self, units: Sequence[Unit], scope: str) -> list[Candidate]:
         """Candidates stated in the units, in unit order, each citing its unit and time."""

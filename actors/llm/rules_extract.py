@@ -50,6 +50,7 @@ from actors.llm.rules_text import (
     strip_fillers,
     strip_memory_blocks,
 )
+from engine.grounding import occurs_whole
 from engine.keys import normalize_belief, normalize_key
 from engine.models import Candidate, Kind, Origin, Unit
 
@@ -65,15 +66,125 @@ def _note(c: Clause) -> Finding | None:
     return Finding("", "", Kind.FACT, cap(c.text) + ".", weight=0.1)
 
 
+# A value by its shape, whatever the vocabulary: a number, a version, a path, a host, code,
+# an ENV_VAR, a camelCase or CapitalisedName inside the sentence.
+_VALUE_SHAPE = re.compile(
+    r"`[^`]+`|(?<![\w.])\d+(?:[.:]\d+)*(?:ms|s|m|h|d|mb|gb|k|%)?\b|\b[\w-]+(?:/[\w.-]+)+/?|"
+    r"\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|app|internal|local|lan|cloud|co|sh|ai)\b|"
+    r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|(?<=\s)[A-Z][a-z]+[A-Z]\w*|(?<=\s)[A-Z][\w.+-]*[a-z][\w.+-]*"
+)
+# What a person reports or feels, not what holds: "I fixed...", "thanks", "I think".
+_NOT_DURABLE = re.compile(
+    r"^(?:i|i'm|i've|i'll|i'd|you|you're|it|it's|this|that|that's|these|those|there|here|he|she|they|"
+    r"let's|lets|can|could|would|will|should|did|does|do|is|are|was|were|how|what|why|when|where|which|who|"
+    r"please|pls|just|maybe|probably|hopefully|apparently|looks|seems|sounds|thanks|thank|sorry)\b|"
+    r"\b(?:yesterday|today|tonight|this morning|right now|for now|at the moment|temporarily|for a sec|"
+    r"i think|i guess|not sure|no idea|failed|failing|broke|broken|crashed|error|exception|flaky|weird|"
+    r"annoying|hate|love|lol|wtf|ugh|again)\b",
+    _I,
+)
+
+
+def _extractive(c: Clause) -> Finding | None:
+    """The speaker's own clause, when it states something with a value that no pattern read.
+
+    A plain statement of the user ("the nightly export writes to s3://acme-exports") is kept
+    as said, cleaned, with no key: nothing is rewritten, so nothing is invented. Reports,
+    feelings, pronoun subjects and long rambles are not kept.
+    """
+    words = c.text.split()
+    if c.speaker != "user" or not 4 <= len(words) <= 28 or _NOT_DURABLE.search(c.text):
+        return None
+    value = _VALUE_SHAPE.search(c.text)
+    if "`code`" in c.text or not value or _MEASURED.search(c.text):
+        return None
+    verb = _STATING_VERB.search(" ".join(words[:7]))
+    if verb is None:
+        return None  # a fragment ("The Dockerfile for the worker") or an instruction states nothing
+    key, belief = _subject_key(c.text, value.group(0))
+    return Finding(key, belief, Kind.FACT, cap(c.text) + ".", weight=-0.1)
+
+
+# A state or a habit in the present (or a change to a new state), after a subject: "X is / lives
+# in / runs on / uses / goes to / moved to Y", "we deploy to Y". Past events ("took", "ran",
+# "approved") and instructions are not stated facts.
+_STATING_VERB = re.compile(
+    r"^(?:(?:we|[\w.+/-]+(?:\s+[\w.+/-]+){0,3}?)\s+(?:now\s+|still\s+|always\s+|usually\s+|only\s+|also\s+)?)"
+    r"(?:is|are|lives?|runs?|sits?|uses?|goes|go|points?|listens?|writes?|reads?|stores?|keeps?|expires?|"
+    r"rotates?|belongs?|owns?|deploys?|publish(?:es)?|ships?|builds?|serves?|talks?|connects?|defaults|"
+    r"requires?|must|should|never|lands?|happens?|starts?|moved to|switched to|migrated to|"
+    r"changed to|got moved to|has moved to)\b",
+    _I,
+)
+# A measurement or a result, not a setting: "1.8s under load", "51 passed", "takes 3 seconds".
+_MEASURED = re.compile(
+    r"\b\d+(?:\.\d+)?\s*(?:ms|milliseconds?|secs?|seconds?|minutes?|mins?|%|percent|users|passed|failed|"
+    r"skipped|tests|lines|requests|errors|rps|qps)\b|\b(?:p\d\d|under load|takes|took|in stock)\b",
+    _I,
+)
+
+
+# The verbs that end a subject phrase ("the nightly backups | run at 02:30"): a closed list of
+# auxiliaries and the commonest verbs of project talk, in their present and past forms.
+_SUBJECT_END = re.compile(
+    r"^(?:is|are|was|were|be|been|has|have|had|should|must|will|can|may|needs?|gets?|got|runs?|ran|goes|go|"
+    r"went|lives?|lived|sits?|uses?|used|points?|pointed|listens?|writes?|wrote|reads?|moved?|moves|"
+    r"takes?|took|deploys?|deployed|builds?|built|ships?|shipped|leaves?|left|starts?|started|stays?|"
+    r"stayed|comes?|came|happens?|belongs?|lands?|landed|publish(?:es|ed)?|sends?|sent|stores?|stored|"
+    r"expires?|expired|rotates?|rotated|times? out|defaults?|defaulted|requires?|required|calls?|called|"
+    r"talks?|connects?|connected|hits?|serves?|served|owns?|owned|handles?|handled|lasts?|caps?|capped)$",
+    _I,
+)
+_SUBJECT_SKIP = frozenset("the a an our my your their its this that all every each now still also currently usually "
+                           "always just actually really".split())
+
+
+def _value_shape(value: str) -> str:
+    """The kind of a value, so that one subject keeps one value per kind ("backups time", "backups path")."""
+    if value.startswith("`"):
+        return "code"
+    if re.fullmatch(r"\d+(?:[.:]\d+)*[a-z%]*", value, _I):
+        return "time" if ":" in value else "number"
+    if "/" in value:
+        return "path"
+    if "." in value:
+        return "host"
+    return "name"
+
+
+def _subject_key(text: str, value: str) -> tuple[str, str]:
+    """A key from the clause's own subject phrase and the kind of its value, or none.
+
+    Only a noun-phrase subject of one to four words before a verb counts; "we ..." and other
+    pronouns give no key, so the memory is kept by its text and never supersedes anything.
+    """
+    words = re.findall(r"[\w.+/-]+", text)
+    subject: list[str] = []
+    for word in words[:6]:
+        if _SUBJECT_END.match(word):
+            break
+        if word.lower() not in _SUBJECT_SKIP:
+            subject.append(word.lower())
+    else:
+        return "", ""
+    if not 1 <= len(subject) <= 4 or subject[0] in {"we", "i", "you", "they", "it", "he", "she"} or value.lower() in subject:
+        return "", ""
+    if any(_VALUE_SHAPE.fullmatch(w) for w in subject):
+        return "", ""
+    return f"{' '.join(subject)} {_value_shape(value)}", normalize_belief(value.strip("`"))
+
+
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_command, extract_port, extract_branch, extract_env, extract_host, extract_version,
     extract_removal, extract_choice, extract_location, extract_owner, extract_deadline,
     extract_convention, extract_switch, extract_kv, _note,
 )
+# The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
+EXTRACTIVE = (*EXTRACTORS, _extractive)
 _BASE_SALIENCE = {Kind.DECISION: 0.65, Kind.PREFERENCE: 0.65, Kind.PROCEDURE: 0.6, Kind.FACT: 0.55, Kind.NOTE: 0.4}
 
 
-def _findings(sentence: str, speaker: str) -> list[Finding]:
+def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...]) -> list[Finding]:
     out: list[Finding] = []
     for part in clauses(sentence):
         text, changed, remember = strip_fillers(part)
@@ -83,8 +194,10 @@ def _findings(sentence: str, speaker: str) -> list[Finding]:
             continue
         text = mask_code(text, STARTS_EXE)
         clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed)
-        for extractor in EXTRACTORS:
+        for extractor in extractors:
             finding = extractor(clause)
+            if finding is not None and finding.belief and not occurs_whole(finding.belief, part):
+                continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
             if finding is not None:
                 if clause.changed and finding.kind is Kind.FACT:
                     finding = Finding(finding.key, finding.belief, Kind.DECISION, finding.text, finding.negated, finding.weight)
@@ -141,18 +254,59 @@ def _credentials(text: str) -> tuple[list[Finding], bool]:
     return out, True
 
 
-def extract_unit(unit: Unit, scope: str) -> list[Candidate]:
-    """Candidates stated in one turn: the user's statements, and the assistant's completed changes."""
+# A polite request for a change ("can you switch the linter to biome?", "could you please move
+# the db to 6543?"): a question in form, an instruction in meaning.
+_REQUEST = re.compile(
+    r"(?:^|(?<=[.!\n]))\s*(?:(?:hey|ok(?:ay)?|so|and|also|pls|please)[,\s]+)*(?:can|could|would|will)\s+you\s+"
+    r"(?:please\s+|pls\s+|just\s+|go ahead and\s+)*(?P<body>(?:switch|move|change|set|bump|upgrade|downgrade|"
+    r"migrate|rename|point|use|update|replace|swap|pin)\b[^?\n]{3,160}?)(?:\s+(?:pls|please))?\s*\?",
+    _I,
+)
+# The assistant refuses, defers or proposes something else.
+_DECLINED = re.compile(r"\b(?:can't|cannot|won't|wouldn't|couldn't|didn't|not possible|rather not|instead|hold off|"
+                       r"advise against|not sure|before i|should i|do you want|want me to)\b", _I)
+
+
+def confirmed_requests(user: str, assistant: str) -> str:
+    """The user's text with each polite request the assistant carried out said as an instruction.
+
+    "can you switch the linter over to biome?" + "Done: ... added biome.json" reads as "switch
+    the linter over to biome." A request counts as carried out when the reply names its last
+    word (the requested value) and neither refuses nor asks back in its first sentences; else
+    it stays a question, and questions state nothing.
+    """
+    head = assistant.strip()[:240]
+    if not head or _DECLINED.search(head):
+        return user
+
+    def instruction(match: re.Match[str]) -> str:
+        body = match.group("body").strip()
+        last = re.findall(r"[\w.:/@-]+", body)
+        if not last or not occurs_whole(last[-1].strip(".:"), assistant):
+            return match.group(0)
+        return " " + body + "."
+
+    return _REQUEST.sub(instruction, user)
+
+
+def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candidate]:
+    """Candidates stated in one turn: the user's statements, and the assistant's completed changes.
+
+    ``extractive``: also keep the user's own clause for a statement with a value that no
+    pattern reads (the ``extractive`` profile).
+    """
+    extractors = EXTRACTIVE if extractive else EXTRACTORS
     seen: set[tuple[str, str, bool, str]] = set()
     values: dict[tuple[str, bool], str] = {}
     out: list[Candidate] = []
     credentials = _credentials(strip_memory_blocks(unit.user))[0]
     secret_turn = bool(credentials)
-    for speaker, body in (("user", unit.user), ("assistant", drop_plan_lists(unit.assistant))):
+    user = confirmed_requests(unit.user, unit.assistant)
+    for speaker, body in (("user", user), ("assistant", drop_plan_lists(unit.assistant))):
         for sentence in sentences(body):
             if MEMORY_TALK.search(sentence):
                 continue
-            found = _findings(sentence, speaker)
+            found = _findings(sentence, speaker, extractors)
             if secret_turn and speaker == "user":
                 found = []  # a turn pasting a credential states where it is read from, nothing else
             else:  # a secret-looking value is never stored, whatever the sentence says

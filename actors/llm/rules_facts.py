@@ -119,6 +119,9 @@ def _rule_service(low: str) -> str:
     return min(found)[1] if found else ""
 
 
+_ENVIRONMENT = re.compile(r"\b(?:staging|prod|production|dev(?!\s+server)|development|qa|preview|sandbox|canary)\b", _I)
+
+
 def _port_subject(text: str) -> tuple[str, str]:
     """(service key, phrase) of the service a port clause names, for ANY service name:
     "the docs site binds to 5499" -> ("docs site", "docs site"). ("", "") when none is named."""
@@ -151,6 +154,8 @@ def extract_port(c: Clause) -> Finding | None:
         m
         for m in _PORT_NUMBER.finditer(c.low)
         if 1 <= int(m.group(1)) <= 65535 and not _UNIT_AFTER.match(c.low[m.end() :])
+        and not m.group(1).startswith("0")  # "04:00" is a time, "0800" a clock: no port starts with 0
+        and not re.match(r"[:.]\d", c.low[m.end():]) and not re.search(r"\d[:.]$", c.low[:m.start()])
     ]
     chosen = pick(c.low, nums)
     if chosen is None:
@@ -159,7 +164,7 @@ def extract_port(c: Clause) -> Finding | None:
     # `TEST_DB_URL` names its service too: read an environment variable as its service word
     words = ENV_NAME.sub(_env_service_word, c.text).lower()
     if not _SERVICE_NAMED.search(words) and re.search(r"\b(?:url|dsn|uri|connection string)\b", words):
-        return None  # "the fallback URL in env.py to port 5433": which service is unknown
+        return None  # "the default URL in config.py to port 6001": which service is unknown
     # `TEST_DB_URL` names its service itself; otherwise the clause's subject phrase does
     named, phrase = ("", "") if ENV_NAME.search(c.text) else _port_subject(c.text)
     if weak and not (named and (named in _PORT_TEXT or phrase.lower().split()[-1] in _SERVICE_HEADS
@@ -168,6 +173,12 @@ def extract_port(c: Clause) -> Finding | None:
     # A clause that names a service is about that service, whatever its name; only a clause
     # naming none ("it runs on 8080") defaults to the API.
     service = named or _service(_PORT_NUMBER.sub(" ", words))
+    env = _ENVIRONMENT.search(c.text[: chosen.start()])  # named before the port: "staging Postgres ... 6543"
+    if env and service and env.group(0).lower() not in service:
+        # "the staging db" is not "the db": an environment word keeps its own key and the phrase
+        service = f"{env.group(0).lower()} {service}"
+        said = phrase if phrase and env.group(0).lower() in phrase.lower() else f"{env.group(0).lower()} {phrase or service}"
+        return Finding(f"{service} port", port, Kind.FACT, f"The {lower_first(said)} listens on port {port}.")
     if service in _PORT_TEXT or not phrase:
         text = _PORT_TEXT.get(service, "The {s} service listens on port {n}.").format(n=port, s=service)
     else:
@@ -180,8 +191,8 @@ _ENV_SET = re.compile(
     r"\s*(?:to|=)\s*`?(?P<v>[^\s`]+)`?"
 )
 _ENV_IS = re.compile(
-    r"`?(?P<n>[A-Z][A-Z0-9]*_[A-Z0-9_]+)`?\s*(?:=|is(?: now)?|should be|must be|needs to be|"
-    r"(?:is\s+)?set to)\s*`?(?P<v>[^\s`]+)`?"
+    r"`?(?P<n>[A-Z][A-Z0-9]*_[A-Z0-9_]+)`?\s*(?:(?:is\s+|was\s+)?(?:now\s+)?(?:set|changed|switched) to|=|"
+    r"is(?: now)?|should be|must be|needs to be)\s*`?(?P<v>[^\s`]+)`?"
 )
 
 
@@ -410,6 +421,9 @@ _KV = re.compile(
     r"\s+(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$",
     _I,
 )
+# A progressive verb or a passing state after "is" tells what happens, not what something is.
+_EVENT = re.compile(r"^(?:still\s+|again\s+|kinda\s+|really\s+)?[a-z]+ing\b|"
+                    r"^(?:down|broken|flaky|slow|red|green|stuck|late|back|gone|weird|annoying|off|on fire)\b", _I)
 _ATTRIBUTE_HEADS = frozenset(
     "port version host hostname url domain endpoint command branch directory dir folder path name "
     "provider tool manager framework library database db region timeout limit owner deadline key "
@@ -449,6 +463,8 @@ def extract_kv(c: Clause) -> Finding | None:
     if not words or words[0] in NOT_SUBJECTS or len(words) > 5 or not value:
         return None
     value_words = value.lower().split()
+    if _EVENT.match(value) or value.rstrip().endswith(":"):
+        return None  # "Marco is complaining: ...", "the build is failing again": events, not attributes
     if "`code`" in value:
         return None  # a masked code or config snippet is no value
     if len(value_words) > 8 or value_words[0] in _NOT_VALUE_START:

@@ -29,8 +29,9 @@ BACKTICKED = re.compile(r"`([^`]+)`")
 STARTS_EXE = re.compile(rf"^{_EXE}\b", _I)
 _BARE_COMMAND = re.compile(
     rf"\b(?:run|runs|running|with|via|using|command is(?: now)?|is(?: now)?|:)\s+"
-    rf"({_EXE}(?:\s+(?!(?:for|to|instead|from|now|when|before|after|and|or|if|so|because|"
-    rf"in|on|the)\b)[\w./:=@%+-]+){{0,5}})",
+    rf"({_EXE}\b(?:\s+(?!(?:for|to|instead|from|now|when|before|after|and|or|if|so|because|"
+    rf"in|on|the|by|with|without|at|as|via|using|every|each|manually|locally|then|first|again|"
+    rf"anymore|too|also|instead|please|pls)\b)[\w./:=@%+-]+){{0,5}})",
     _I,
 )
 _PURPOSES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
@@ -76,7 +77,7 @@ def _command_finding(command: str, purpose: str) -> Finding | None:
     if command.lower().startswith("git ") and purpose not in {"deploy", "release"}:
         return None  # a version-control operation, not how the project is built or tested
     if purpose == "test" and _NARROWED.search(f" {command} "):
-        return None  # "pytest -k intent", "pytest tests/payments": a one-off subset, not *the* command
+        return None  # "pytest -k slow", "pytest tests/billing": a one-off subset, not *the* command
     template = next(t for name, _, t in _PURPOSES if name == purpose)
     return Finding(f"{purpose} command", normalize_belief(command), Kind.PROCEDURE, template.format(c=command))
 
@@ -160,7 +161,7 @@ def _branch_target(c: Clause) -> Finding | None:
     if branch.lower() in STOPWORDS or branch.lower() in {"production", "prod", "staging", "main-line"} \
             or _PATH_LIKE.search(branch) and "/" in branch and not branch.startswith(("release/", "feature/")):
         return None
-    return Finding("default branch", normalize_belief(branch), Kind.FACT, f"The default branch is `{branch}`; PRs target it.")
+    return Finding("default branch", normalize_belief(branch), Kind.FACT, f"The default branch is `{branch}`.")
 
 
 _PATH_LIKE = re.compile(r"/")
@@ -333,6 +334,6 @@ def extract_convention(c: Clause) -> Finding | None:
             belief = normalize_belief(found.group(1))
         return Finding(key, belief, Kind.PREFERENCE, cap(_rule_text(c.text)) + ".", weight=0.05)
     if c.speaker == "user" and re.search(r"\b(?:always|never)\b", c.low) and len(c.low.split()) >= 3:
-        # the assistant's "so it never holds a long lock" describes code; it sets no rule
+        # the assistant's "so it never blocks the loop" describes code; it sets no rule
         return Finding("", "", Kind.PREFERENCE, cap(c.text) + ".")
     return None

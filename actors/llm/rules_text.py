@@ -204,14 +204,6 @@ _TECH_TABLE: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "s3": ("S3", "object storage", ()),
     "gcs": ("GCS", "object storage", ()),
     "minio": ("MinIO", "object storage", ()),
-    "clickhouse": ("ClickHouse", "database", ()),
-    "tslint": ("TSLint", "linter", ()),
-    "pycodestyle": ("pycodestyle", "linter", ()),
-    "pyflakes": ("pyflakes", "linter", ()),
-    "pdm": ("PDM", "package manager", ()),
-    "hatch": ("Hatch", "package manager", ()),
-    "teamcity": ("TeamCity", "ci provider", ()),
-    "azure pipelines": ("Azure Pipelines", "ci provider", ()),
     "elasticsearch": ("Elasticsearch", "search engine", ()),
     "opensearch": ("OpenSearch", "search engine", ()),
     "meilisearch": ("Meilisearch", "search engine", ()),
@@ -290,7 +282,8 @@ def is_value_token(token: str) -> bool:
 # ---------------------------------------------------------------- statement filters
 
 _FILLER = re.compile(
-    r"^(?:(?:ok(?:ay)?|so|also|and|btw|fyi|by the way|actually|oh|alright|anyway)\b[\s,:!.-]*"
+    r"^(?:(?:ok(?:ay)?|so|also|and|btw|fyi|by the way|actually|oh|alright|anyway|ugh|argh|meh|hmm+|lol|welp|oof|"
+    r"sigh|wow|whoa|yikes|hey|hi|hiya|morning|gm)\b[\s,:!.-]*"
     r"|(?:yes|yeah|yep|no|nope|right|great|cool|perfect|nice|thanks|thank you|well|update|"
     r"quick update|important|note|done|all done|good news|heads up|just so you know|"
     r"correction|sorry)\s*(?:[,:!.]+\s*|\s+-\s+|$))+",
@@ -368,7 +361,7 @@ def strip_fillers(text: str) -> tuple[str, bool, bool]:
     return text.rstrip(" .!"), changed, remember
 
 
-# History told as history: "back in March, when the API still listened on 8080", "back when we
+# History told as history: "back in June, when the gateway still ran on 3000", "back when we
 # were on npm", "originally we used X". Such sentences name old values and must not revive them.
 HISTORICAL = re.compile(
     r"\bback (?:in|when|then)\b|\bused to\b|\bin the old days\b|\boriginally\b|\bat the time\b"

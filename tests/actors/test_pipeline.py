@@ -172,3 +172,19 @@ def test_core_memories_are_always_on_until_forgotten(pipe: Pipeline) -> None:
     pipe.forget(ForgetRequest(project="shop", memory_id=rep.memory_ids[0]))
     block = recall(pipe, "shop", "which port does the API use?")
     assert "British English" not in block and "7070" in block  # positive control
+
+
+def test_every_memory_of_the_example_history_is_grounded_in_its_source_turns(pipe: Pipeline) -> None:
+    from engine.grounding import occurs_whole
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "shop-api-history.jsonl"
+    replay_file(pipe, example)
+    project = "shop-api"
+    units = {u.id: u for u in pipe.log_timeline(project, limit=1000)}
+    memories = [m for m in pipe.memories(project) if m.origin.value == "extractor"]
+    assert len(memories) > 40  # positive control: the history yields memories
+    for m in memories:
+        source = "\n".join(f"{units[i].user}\n{units[i].assistant}" for i in m.source_unit_ids if i in units)
+        assert source, m
+        if m.belief:
+            assert occurs_whole(m.belief, source), (m.text, m.belief, m.source_unit_ids)

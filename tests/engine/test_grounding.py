@@ -105,3 +105,65 @@ def test_value_tokens_are_whole_identifiers_numbers_and_names() -> None:
     values, content = distinctive_tokens(GOOD)
     assert values == ["ops/rotations.yaml", "ramesh"]
     assert "pager" in content and "rotation" in content and "ops" not in content
+
+
+# ---- extracted candidates: no memory states a value its sources do not contain ----------------
+from hypothesis import given, strategies as st  # noqa: E402
+
+from engine.grounding import check_candidate, occurs_whole  # noqa: E402
+
+
+def extracted(text: str, belief: str = "", *src: str, key: str = "") -> Candidate:
+    return Candidate(text=text, key=key, belief=belief, kind=Kind.FACT, scope="project:p", valid_from_ms=1,
+                     source_unit_ids=src or ("u1",), origin=Origin.EXTRACTOR)
+
+
+@pytest.mark.parametrize(("value", "source", "found"), [
+    ("fly", "the deploy target is fly.io in region ams", False),
+    ("fly.io", "the deploy target is fly.io.", True),
+    ("808", "port 8080", False),
+    ("8080", "the API listens on 8080.", True),
+    ("7070", "fetches http://localhost:7070/openapi.json", True),
+    ("npm", "we use pnpm", False),
+    ("postgres", "Our database is PostgreSQL.", True),
+    ("3.1", "Python 3.12", False),
+    ("squash", "We squash-merge PRs", True),
+    ("staging", "staging-2.example.net", False),
+])
+def test_a_value_occurs_only_as_a_whole_value(value: str, source: str, found: bool) -> None:
+    assert occurs_whole(value, source) is found
+
+
+def test_an_invented_command_is_not_grounded_but_the_stated_target_is() -> None:
+    units = {"u1": unit(1, user="The deploy target for this project is fly.io in region ams.", assistant="OK.")}
+    invented = check_candidate(extracted("To deploy, run `fly`.", "fly", key="deploy command"), units)
+    assert not invented.ok and "fly" in invented.reason
+    stated = check_candidate(extracted("The deploy target is fly.io.", "fly.io", key="deploy target"), units)
+    assert stated.ok  # positive control
+
+
+def test_a_candidate_citing_no_known_unit_is_refused() -> None:
+    assert not check_candidate(extracted("The API listens on 8080.", "8080", "u9"), {"u1": unit(1)}).ok
+    assert check_candidate(extracted("The API listens on port 9090.", "9090", "u1"), {"u1": unit(1)}).ok
+
+
+def test_without_a_belief_every_number_and_path_of_the_text_must_be_in_the_source() -> None:
+    units = {"u1": unit(1, user="staging got upgraded to 16", assistant="Done.")}
+    assert check_candidate(extracted("The staging database runs Postgres 16."), units).ok  # subject from context
+    assert not check_candidate(extracted("The staging database runs Postgres 17."), units).ok
+
+
+_WORDS = st.sampled_from("the api cache runs on lives in uses port host we our staging build".split())
+_VALUES = st.one_of(st.integers(1000, 65535).map(str),
+                    st.from_regex(r"[a-z]{3,8}\.[a-z]{2,5}\.(?:dev|net|io)", fullmatch=True),
+                    st.from_regex(r"(?:src|ops|deploy)/[a-z]{3,8}(?:/[a-z]{2,6})?", fullmatch=True))
+
+
+@given(before=st.lists(_WORDS, max_size=6), after=st.lists(_WORDS, max_size=6), value=_VALUES, other=_VALUES)
+def test_grounding_accepts_exactly_the_values_a_turn_states(before: list[str], after: list[str], value: str,
+                                                            other: str) -> None:
+    sentence = " ".join([*before, value, *after]) + "."
+    units = {"u1": unit(1, user=sentence, assistant="OK.")}
+    assert check_candidate(extracted(f"It is {value}.", value), units).ok
+    if not occurs_whole(other, sentence):
+        assert not check_candidate(extracted(f"It is {other}.", other), units).ok

@@ -130,3 +130,20 @@ def test_a_plain_retired_value_propagates_only_where_its_key_is_named() -> None:
     run(table, cand("The default branch is main.", "default branch", "main", t=T0 + 2 * DAY, src=["u4"]))
     assert table.get(dep.memory_id).state == TrustState.SUPERSEDED
     assert table.get(other.memory_id).state == TrustState.ACTIVE  # positive control
+
+
+def test_a_removal_for_one_subject_leaves_other_keys_with_that_value() -> None:
+    table = MemoryTable()
+    run(table, cand("User sessions are stored in Redis.", "session storage", "redis", t=T0, src=["u1"]))
+    run(table, cand("Rate limit counters are stored in Redis.", "counter storage", "redis", t=T0 + DAY, src=["u2"]))
+    run(table, cand("Rate limit counters are no longer stored in Redis.", "counter storage", "redis",
+                    t=T0 + 2 * DAY, src=["u3"], negated=True))
+    assert "User sessions are stored in Redis." in servable(table)
+    assert "Rate limit counters are stored in Redis." not in servable(table)  # positive control
+
+
+def test_a_removal_without_a_subject_retires_every_use_of_the_value() -> None:
+    table = MemoryTable()
+    run(table, cand("User sessions are stored in Redis.", "session storage", "redis", t=T0, src=["u1"]))
+    run(table, cand("The project no longer uses Redis.", "", "redis", t=T0 + DAY, src=["u2"], negated=True))
+    assert servable(table) == ["The project no longer uses Redis."]

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from engine.ingest import ingest
 from engine.models import Memory, Tier, TrustState, Sensitivity
 from engine.retrieval import CLOSE_TAG, OPEN_TAG, Shortlisted, estimate_tokens, neutralise, select
@@ -137,3 +139,20 @@ def test_a_fact_about_someone_else_does_not_answer_a_question_about_the_user() -
                   step=5).abstained
     named = select("what does the user's brother do?", [short(brother, 0.6)], project="p", settings=S, now_ms=NOW, step=5)
     assert not named.abstained  # positive control
+
+
+def test_as_of_recall_respects_ttl_expiry() -> None:
+    temp = mem("The staging freeze is on.", valid_from_ms=T0, expires_at_ms=T0 + 2 * DAY)
+    assert run([short(temp, 0.9)], as_of_ms=T0 + 3 * DAY).abstained
+    assert not run([short(temp, 0.9)], as_of_ms=T0 + DAY).abstained  # positive control: live before expiry
+
+
+@pytest.mark.parametrize("text", ["My sister teaches chemistry in Lyon.", "Priya's landlord owns three cafes.",
+                                  "Her old manager swears by Emacs.", "The user's brother repairs phones for a living."])
+def test_a_fact_about_another_person_is_recognised_whatever_the_possessor(text: str) -> None:
+    other = mem(text)
+    assert select("what do I do for a living?", [short(other, 0.6)], project="p", settings=S, now_ms=NOW,
+                  step=5).abstained
+    own = mem("The user teaches chemistry and repairs phones.")  # positive control: about the user
+    assert not select("what do I do for a living?", [short(own, 0.6)], project="p", settings=S, now_ms=NOW,
+                      step=5).abstained

@@ -1,0 +1,53 @@
+"""The rules client's grounded readings and its "extractive" profile (issue 11)."""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.llm.rules import RulesClient
+from engine.models import Unit
+
+
+def extract(user: str, assistant: str = "OK.", profile: str = "developer") -> list[tuple[str, str, str]]:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1_767_225_600_000, user=user, assistant=assistant,
+                request_id="r1")
+    return [(c.text, c.key, c.belief) for c in RulesClient(profile).extract([unit], "project:p")]
+
+
+def test_a_deploy_target_never_becomes_an_invented_command() -> None:
+    found = extract("The deploy target for this project is fly.io in region ams.")
+    assert not any("`fly`" in text for text, _, _ in found)
+    assert any(belief == "fly.io" for _, _, belief in found)  # positive control: the target is kept
+
+
+@pytest.mark.parametrize("user", ["ugh marco is complaining: the nightly job failed again",
+                                  "the build is failing again", "lol the deploy took 14 minutes today"])
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+def test_chatter_and_complaints_yield_no_memory(user: str, profile: str) -> None:
+    assert extract(user, profile=profile) == []
+
+
+def test_an_environment_value_is_the_value_not_the_verb() -> None:
+    assert extract("LOG_LEVEL is set to debug in staging")[0][2] == "debug"
+
+
+def test_a_bare_command_stops_before_an_adverbial() -> None:
+    assert [b for _, _, b in extract("To deploy, run helm by hand, we don't use argo anymore")][:1] == ["helm"]
+
+
+def test_a_time_of_day_is_no_port() -> None:
+    assert not any(key.endswith("port") for _, key, _ in extract("the nightly backups now run at 04:00"))
+
+
+def test_the_extractive_profile_keeps_the_speakers_own_clause() -> None:
+    said = "backups run every night at 02:30 UTC"
+    assert extract(said) == []  # no pattern reads it
+    kept = extract(said, profile="extractive")
+    assert kept == [("Backups run every night at 02:30 UTC.", "backups time", "02:30")]
+    later = extract("the backups run at 04:00 now", profile="extractive")
+    assert later[0][1] == "backups time"  # the same subject and kind of value: a later change supersedes
+
+
+def test_the_extractive_profile_keeps_no_question_report_or_pronoun_subject() -> None:
+    for user in ["is the api on 3000?", "I fixed the bug in src/api/users.py", "it runs on 3.12 now i think"]:
+        assert extract(user, profile="extractive") == [], user
