@@ -16,10 +16,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from engine.errors import DataDirError, InvalidInput
+from configs import bundled
+from engine.errors import DataDirError, InvalidInput, NotFound
 from engine.settings import Settings
 
-DEFAULT_TOML = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
+# Package data (configs/default.toml), found by importlib.resources: also in an installed wheel.
+DEFAULT_TOML = bundled("default.toml")
 _FIXED = {
     "DYNMEM_MODEL_CLIENT": ("model", "client"),
     "DYNMEM_OPENAI_BASE_URL": ("model", "openai_base_url"),
@@ -61,7 +63,7 @@ def _coerce(text: str) -> Any:
 def load_settings(config_file: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
     """Build the frozen settings from defaults, an optional file and the environment."""
     env = os.environ if environ is None else environ
-    data = _read_toml(DEFAULT_TOML) if DEFAULT_TOML.exists() else {}
+    data = _read_toml(DEFAULT_TOML)
     if config_file is not None:
         data = _merge(data, _read_toml(Path(config_file)))
     if data.get("model", {}).get("openai_api_key"):
@@ -86,8 +88,12 @@ def load_settings(config_file: Path | None = None, environ: Mapping[str, str] | 
         raise InvalidInput(f"bad setting {where}: {first['msg']}") from exc
 
 
-def data_dir(explicit: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
-    """``--data-dir``, else ``$DYNMEM_HOME``, else ``$XDG_DATA_HOME/dynmem`` (``~/.local/share/dynmem``)."""
+def data_dir(explicit: str | Path | None = None, environ: Mapping[str, str] | None = None, create: bool = True) -> Path:
+    """``--data-dir``, else ``$DYNMEM_HOME``, else ``$XDG_DATA_HOME/dynmem`` (``~/.local/share/dynmem``).
+
+    Raises:
+        NotFound: ``create`` is false (a read) and the folder does not exist: a read creates nothing.
+    """
     env = os.environ if environ is None else environ
     if explicit:
         path = Path(explicit)
@@ -97,6 +103,11 @@ def data_dir(explicit: str | Path | None = None, environ: Mapping[str, str] | No
         base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
         path = Path(base) / "dynmem"
     path = path.expanduser()
+    if not create and not path.is_dir():
+        blocker = next((p for p in (path, *path.parents) if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            raise DataDirError(f"cannot use data directory {path}: {blocker} is not a folder")
+        raise NotFound(f"no data directory at {path}: nothing has been stored there yet")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

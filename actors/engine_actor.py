@@ -74,6 +74,8 @@ class EngineService:
         self.global_engine = global_engine
         folder = Path(data_dir) / ("global" if project is None else "projects" / Path(_slug(project)))
         folder.mkdir(parents=True, exist_ok=True)
+        if project is not None and not (folder / "project.json").exists():  # names the folder for `dynmem projects`
+            (folder / "project.json").write_text(json.dumps({"project": project}), encoding="utf-8")
         self.store = MemoryStore(folder / "memory.sqlite")
         self.table = MemoryTable(self.store.load_memories(), self.store.load_tensions(open_only=True))
         # Pairs judged distinct (verdict unrelated, or a person's keep_both): never suppress one by the other.

@@ -19,6 +19,7 @@ from actors.llm.factory import make_client
 from engine.grounding import check_candidate
 from engine.models import Candidate, Unit
 from engine.settings import ModelSettings
+from engine.utterance import asks
 
 
 class Extracted(BaseModel):
@@ -48,7 +49,9 @@ class ExtractionService:
         return self.client.name
 
     def extract(self, units: Sequence[Unit], scope: str) -> Extracted:
-        """Candidates of the units, each grounded in the units it cites (DESIGN §5), whatever the client."""
+        """Candidates of the units, each grounded in the units it cites (DESIGN §5), whatever the client.
+
+        Whichever client proposed it, a question or request is never a fact (issue 13)."""
         by_id = {u.id: u for u in units}
         found = self.client.extract(list(units), scope)
-        return Extracted(candidates=tuple(c for c in found if check_candidate(c, by_id).ok))
+        return Extracted(candidates=tuple(c for c in found if check_candidate(c, by_id).ok and not asks(c.text)))

@@ -37,11 +37,12 @@ from actors.llm.factory import make_client
 from actors.llm.rules_text import MEMORY_TALK, assistant_ok, clauses, is_statement, sentences, strip_fillers
 from actors.store.log_store import LogHit
 from engine.errors import BudgetExceeded, EmptyQuery, InvalidInput, NotFound
-from engine.grounding import check_proposal
+from engine.grounding import Grounding, check_proposal
 from engine.keys import normalize_text
 from engine.models import Candidate, Frozen, Kind, Origin, Unit
 from engine.settings import ModelSettings
 from engine.signals import key_terms, shared_terms
+from engine.utterance import asks, unwrap
 
 __all__ = [
     "DEFAULT_BUDGET_CALLS",
@@ -315,6 +316,8 @@ class InvestigatorService:
         verdicts: list[ProposalVerdict] = []
         for proposal in proposals:
             grounding = check_proposal(proposal, cited, signal.bound_turn)
+            if grounding.ok and asks(proposal.text):  # whoever proposed it, a question is never a fact
+                grounding = Grounding(ok=False, reason="a question or request is not a fact")
             verdicts.append(ProposalVerdict(accepted=grounding.ok, reason=grounding.reason))
         return Investigation(
             signal=signal,
@@ -451,8 +454,9 @@ def _text(unit: Unit) -> str:
 
 def _statement(sentence: str, speaker: str, terms: list[str]) -> str:
     """A sentence cleaned into a stand-alone statement, or "" for questions, plans and memory talk."""
-    if sentence.rstrip().endswith("?") or MEMORY_TALK.search(sentence):
+    if asks(sentence) or MEMORY_TALK.search(sentence):
         return ""
+    sentence = unwrap(sentence)
     if len(sentence) > MAX_SENTENCE_CHARS:
         parts = clauses(sentence)
         sentence = max(parts, key=lambda p: (len(shared_terms(terms, p)), -len(p))) if parts else ""

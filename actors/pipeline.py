@@ -17,7 +17,7 @@ from actors import repair
 from actors.launch import Ref, Runtime
 from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
 from engine.errors import DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
-from engine.models import Memory, Origin, Sensitivity, TurnIn, Unit
+from engine.models import Job, Memory, Origin, Sensitivity, TurnIn, Unit
 from engine.scopes import project_scope
 from engine.signals import is_memory_question
 
@@ -160,6 +160,15 @@ class Pipeline:
         counts.update(self.rt.engine(project).call("job_counts"))
         return counts
 
+    def job_list(self, project: str, state: str | None = None, limit: int = 200) -> tuple[dict[str, dict[str, int]], list[Job]]:
+        """The log's job counts and its jobs (newest first), for ``dynmem jobs list``."""
+        log = self.rt.log(self._known(project))
+        return dict(log.call("job_counts")), list(log.call("jobs", state, None, limit))
+
+    def retry_job(self, project: str, job_id: int) -> None:
+        """Give a dead log job another try."""
+        self.rt.log(self._known(project)).call("retry_job", job_id)
+
     def pending(self, project: str) -> int:
         """Live jobs that this pipeline drains (extract and repair on the log, adjudicate on the engine)."""
         logc = self.rt.log(project).call("job_counts")
@@ -229,9 +238,7 @@ class Pipeline:
         return res.model_copy(update={"erase_from_caches": ()})
 
     def memories(self, project: str, state: str | None = None) -> list[Memory]:
-        if not self.rt.has_project(project):
-            project_scope(project)
-            return []
+        self._known(project)  # like every read: an unknown project is NotFound, and nothing is created
         return self.rt.engine(project).call("list_memories", state)  # type: ignore[no-any-return]
 
     def detail(self, project: str, memory_id: str) -> MemoryDetail:

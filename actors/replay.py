@@ -12,11 +12,12 @@ from pydantic import BaseModel, ConfigDict
 from actors.pipeline import Pipeline
 from actors.wire import RecallRequest
 from engine.errors import InvalidInput, MalformedHistory
+from examples import bundled
 from engine.history import Problem, parse_history
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-DEMO_HISTORY = EXAMPLES / "shop-api-history.jsonl"
-DEMO_QUESTIONS = EXAMPLES / "shop-api-questions.json"
+# Package data (examples/), found by importlib.resources: also in an installed wheel.
+DEMO_HISTORY = bundled("shop-api-history.jsonl")
+DEMO_QUESTIONS = bundled("shop-api-questions.json")
 
 
 class ReplayReport(BaseModel):

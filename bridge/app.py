@@ -15,12 +15,16 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from actors.pipeline import Pipeline
 from actors.wire import ForgetRequest, RecallRequest, RememberRequest
 from bridge import wire
+from bridge.api_docs import install_api_docs
 from bridge.auth import Tokens
+from bridge.cli_routes import add_cli_routes
+from bridge.inspector import RecentRecalls, mount_inspector
+from bridge.version import __version__
 from engine import errors as E
 from engine.history import parse_ts
 from engine.models import Origin, Sensitivity, Tier, TurnIn
 
-VERSION = "0.1.0"
+VERSION = __version__
 MAX_BODY_BYTES = 1_048_576
 
 # One table from error class to HTTP status; the first matching class wins (most specific first).
@@ -91,9 +95,11 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     """Build the app over a pipeline; ``on_observe`` wakes the background worker for a project."""
     tokens = Tokens(data_dir)
     allow_agent_review = pipe.rt.settings.review.allow_agent
+    recent = RecentRecalls()  # what /v1/recall served lately, for the inspector's memory pages
     app = FastAPI(title="dynamics-memory", version=VERSION,
                   description="Long-term project memory for coding agents. Every route but /v1/health needs a bearer token.",
-                  responses=ERROR_RESPONSES)
+                  responses=ERROR_RESPONSES, docs_url=None, redoc_url=None)
+    install_api_docs(app)  # /docs from a registry package (offline), bearer schemes in /openapi.json
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -106,7 +112,7 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
             if len(body) > MAX_BODY_BYTES:
                 return _err(413, f"request body over {MAX_BODY_BYTES} bytes", E.PayloadTooLarge.code)
             ctype = request.headers.get("content-type", "")
-            if body and "json" not in ctype.lower():
+            if body and "json" not in ctype.lower() and not path.startswith("/ui/"):  # /ui: forms, checked there
                 return _err(415, "send JSON (Content-Type: application/json)", "unsupported_media_type")
         if path.startswith("/v1/") and path != "/v1/health":
             try:
@@ -159,6 +165,7 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
                                         as_of_ms=_ts("as_of", body.as_of)))
         if res.abstained and not body.passive:
             on_observe(body.project)  # an abstained live recall may have queued a repair job
+        recent.add(body.project, body.query, pipe.rt.clock.now_ms(), res)
         return wire.RecallReply(
             retrieval_id=res.retrieval_id, abstained=res.abstained, context=res.context,
             memories=[wire.RecalledMemory(id=m.id, text=m.text, score=m.score, state=m.state, scope=m.scope, kind=m.kind,
@@ -185,13 +192,14 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     def show(memory_id: str, project: ProjectQuery) -> wire.MemoryOut:
         return _mem_out(pipe.detail(project, memory_id).memory)
 
-    @app.get("/v1/memories/{memory_id}/why")
-    def why(memory_id: str, project: ProjectQuery, query: str | None = None) -> dict[str, Any]:
+    @app.get("/v1/memories/{memory_id}/why", response_model=wire.WhyReply)
+    def why(memory_id: str, project: ProjectQuery, query: str | None = None) -> wire.WhyReply:
         d = pipe.detail(project, memory_id)
         terms = pipe.why(project, memory_id, query)
-        return {"memory": _mem_out(d.memory).model_dump(), "why": terms.model_dump() if terms else None,
-                "history": [e.model_dump(mode="json") for e in d.history],
-                "versions": [_mem_out(v).model_dump() for v in d.versions]}
+        return wire.WhyReply(memory=_mem_out(d.memory),
+                             why=wire.ScoreTermsOut.model_validate(terms.model_dump()) if terms else None,
+                             history=[wire.AuditEventOut.model_validate(e.model_dump(mode="json")) for e in d.history],
+                             versions=[_mem_out(v) for v in d.versions])
 
     @app.delete("/v1/memories/{memory_id}", response_model=wire.ForgetReply)
     def forget(memory_id: str, project: ProjectQuery, purge: bool = False) -> wire.ForgetReply:
@@ -220,41 +228,44 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     def patch(memory_id: str, project: ProjectQuery, body: wire.PatchBody) -> wire.MemoryOut:
         return _mem_out(pipe.patch(project, memory_id, body.tier, body.sensitivity))
 
-    @app.get("/v1/conflicts")
-    def conflicts(project: ProjectQuery) -> dict[str, Any]:
-        return {"conflicts": [{"tension_id": c["tension"].id, "reason": c["tension"].reason,
-                               "verdict": c["tension"].verdict, "a": _mem_out(c["a"]).model_dump(),
-                               "b": _mem_out(c["b"]).model_dump()} for c in pipe.conflicts(project)]}
+    @app.get("/v1/conflicts", response_model=wire.ConflictList)
+    def conflicts(project: ProjectQuery) -> wire.ConflictList:
+        return wire.ConflictList(conflicts=[
+            wire.ConflictOut(tension_id=c["tension"].id, reason=c["tension"].reason, verdict=c["tension"].verdict,
+                             a=_mem_out(c["a"]), b=_mem_out(c["b"])) for c in pipe.conflicts(project)])
 
-    @app.get("/v1/reviews")
-    def reviews(project: ProjectQuery, status: str | None = "open") -> dict[str, Any]:
-        return {"reviews": [{**r["review"].model_dump(), "memories": [_mem_out(m).model_dump() for m in r["memories"]]}
-                            for r in pipe.reviews(project, status if status != "all" else None)]}
+    @app.get("/v1/reviews", response_model=wire.ReviewList)
+    def reviews(project: ProjectQuery, status: str | None = "open") -> wire.ReviewList:
+        return wire.ReviewList(reviews=[
+            wire.ReviewOut(**r["review"].model_dump(), memories=[_mem_out(m) for m in r["memories"]])
+            for r in pipe.reviews(project, status if status != "all" else None)])
 
-    @app.post("/v1/reviews/{review_id}")
-    def decide(review_id: str, body: wire.ReviewDecisionBody, request: Request) -> dict[str, Any]:
+    @app.post("/v1/reviews/{review_id}", response_model=wire.ReviewDecisionReply)
+    def decide(review_id: str, body: wire.ReviewDecisionBody, request: Request) -> wire.ReviewDecisionReply:
         # The middleware let this through with the review token, or with the API token when the
         # agent may decide (then it is audited as the agent's decision).
         by = Origin.HUMAN if tokens.is_review(request.headers.get("authorization")) else Origin.AGENT
         mems = pipe.decide_review(body.project, review_id, body.decision, by, body.note, body.request_id or "")
-        return {"review_id": review_id, "decision": body.decision, "decided_by": by.value,
-                "memories": [_mem_out(m).model_dump() for m in mems]}
+        return wire.ReviewDecisionReply(review_id=review_id, decision=body.decision, decided_by=by.value,
+                                        memories=[_mem_out(m) for m in mems])
 
-    @app.get("/v1/audit")
+    @app.get("/v1/audit", response_model=wire.AuditList)
     def audit(project: ProjectQuery,
               limit: Annotated[int, Query(ge=1, le=1000, description="at most this many events")] = 100,
               # le: SQLite integers are 64-bit (a larger id overflowed into a 500)
               since_id: Annotated[int | None, Query(ge=0, le=2**63 - 1, description="only events after this id")] = None,
-              ) -> dict[str, Any]:
+              ) -> wire.AuditList:
         rows = pipe.audit(project, max(1, min(limit, 1000)), since_id)
-        return {"events": [{"id": r.id, **r.event.model_dump(mode="json")} for r in rows]}
+        return wire.AuditList(events=[wire.AuditRow(id=r.id, **r.event.model_dump(mode="json")) for r in rows])
 
-    @app.get("/v1/jobs")
-    def jobs(project: ProjectQuery) -> dict[str, Any]:
-        return {"jobs": pipe.jobs(project)}
+    @app.get("/v1/jobs", response_model=wire.JobCounts)
+    def jobs(project: ProjectQuery) -> wire.JobCounts:
+        return wire.JobCounts(jobs=pipe.jobs(project))
 
-    @app.get("/v1/stats")
-    def stats(project: ProjectQuery) -> dict[str, Any]:
-        return pipe.stats(project).model_dump()
+    @app.get("/v1/stats", response_model=wire.StatsReply)
+    def stats(project: ProjectQuery) -> wire.StatsReply:
+        return wire.StatsReply.model_validate(pipe.stats(project).model_dump())
 
+    add_cli_routes(app, pipe, str(data_dir))  # projects, export/import, jobs, repairs: the CLI through the sidecar
+    mount_inspector(app, pipe, tokens, recent)
     return app

@@ -19,9 +19,9 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NoReturn
 
-from engine.errors import DynmemError, InvalidInput, ServiceUnavailable
+from engine.errors import DynmemError, InvalidInput, NotFound, ServiceUnavailable
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -42,18 +42,27 @@ def _session(args: argparse.Namespace, use_ray: bool) -> Iterator[Any]:
     from actors.pipeline import Pipeline
 
     settings = load_settings(Path(args.config) if args.config else None)
-    folder = data_dir(args.data_dir)
+    if getattr(args, "workers", None) is not None:
+        if args.workers < 1:
+            raise InvalidInput("--workers must be at least 1")
+        settings = settings.model_copy(update={"runtime": settings.runtime.model_copy(
+            update={"extraction_workers": args.workers})})
+    # Only commands that store something may create the data directory; a read of nothing fails.
+    folder = data_dir(args.data_dir, create=getattr(args, "creates", False))
     from bridge.server import running_sidecar
 
+    if args.func in READS:  # a read of an unknown project says so and creates nothing
+        from bridge.project import require_project
+
+        require_project(folder, args.project)
     sidecar = running_sidecar(folder)
     if sidecar is not None:
         # The sidecar owns the stores: talk to it rather than open them a second time.
-        if args.func not in ROUTED:
-            raise ServiceUnavailable(f"a sidecar owns {folder} (pid {sidecar.get('pid')}); "
-                                     f"stop it first with `dynmem stop`")
         from bridge.client import SidecarPipeline
 
-        yield SidecarPipeline(sidecar)
+        remote = SidecarPipeline(sidecar)
+        remote.wait_drain = args.func in (cmd_replay, cmd_demo)  # these report what the whole pipeline made
+        yield remote
         return
     started_ray = False
     if use_ray:
@@ -139,9 +148,15 @@ def _parse_as_of(text: str | None) -> int | None:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     from actors.wire import RecallRequest
+    from engine.errors import EmptyQuery
 
+    if not args.query.strip():  # before the project check: the query is wrong whatever the project
+        raise EmptyQuery("the query is empty")
+
+    # Passive unless --live: looking something up from a terminal is not a memory miss, and
+    # must not credit memories or start a repair (issue 13: a CLI recall stored its own question).
     req = RecallRequest(project=args.project, query=args.query, k=args.k, budget_tokens=args.budget_tokens,
-                        passive=args.passive, as_of_ms=_parse_as_of(args.as_of), for_model=not args.owner)
+                        passive=not args.live, as_of_ms=_parse_as_of(args.as_of), for_model=not args.owner)
     with _session(args, use_ray=args.ray) as pipe:
         res = pipe.recall(req)
     doc = _recall_doc(res)
@@ -261,27 +276,32 @@ def cmd_stop(args: argparse.Namespace) -> int:
     from actors.config import data_dir
     from bridge.server import stop_sidecar
 
-    stopped = stop_sidecar(data_dir(args.data_dir))
+    try:
+        folder = data_dir(args.data_dir, create=False)
+    except NotFound:
+        folder = None  # no data directory: certainly no sidecar
+    stopped = stop_sidecar(folder) if folder is not None else False
     _emit(args, {"stopped": stopped}, lambda: print("sidecar stopped" if stopped else "no sidecar was running"))
     return 0
 
 
 def cmd_plugin(args: argparse.Namespace) -> int:
-    import shutil
+    from actors.config import data_dir
+    from bridge.plugin_install import install, uninstall
 
-    src = Path(__file__).resolve().parent / "opencode" / "dynmem.js"
-    if args.global_:
-        import os
+    if args.action == "uninstall":
+        doc = uninstall(args.project, args.global_)
+        _emit(args, doc, lambda: print(f"removed the opencode plugin from {doc['removed']}" if doc["removed"]
+                                       else f"the plugin was not installed at {doc['path']}"))
+        return 0
+    doc = install(args.project, args.global_, data_dir(args.data_dir))
 
-        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "opencode"
-    elif args.project:
-        base = Path(args.project).resolve() / ".opencode"
-    else:
-        raise InvalidInput("plugin install needs --project DIR or --global")
-    dest = base / "plugin" / "dynmem.js"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, dest)
-    _emit(args, {"installed": str(dest)}, lambda: print(f"installed the opencode plugin at {dest}"))
+    def human() -> None:
+        print(f"{'installed' if doc['changed'] else 'already installed:'} the opencode plugin at {doc['installed']}")
+        if doc["also_installed_globally"]:
+            print("note: it is installed globally too; opencode loads it once per project (no double injection)")
+
+    _emit(args, doc, human)
     return 0
 
 
@@ -359,20 +379,18 @@ def cmd_backup(args: argparse.Namespace) -> int:
     from actors.config import data_dir
     from actors.store.backup import backup_data_dir
 
-    files = backup_data_dir(data_dir(args.data_dir), Path(args.dir))
+    files = backup_data_dir(data_dir(args.data_dir, create=False), Path(args.dir))
     _emit(args, {"files": [str(f) for f in files]}, lambda: print(f"backed up {len(files)} files to {args.dir}"))
     return 0
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
+    if args.action == "retry" and args.id is None:
+        raise InvalidInput("jobs retry needs a job id")
     with _session(args, use_ray=False) as pipe:
-        log = pipe.rt.log(args.project)
         if args.action == "retry":
-            if args.id is None:
-                raise InvalidInput("jobs retry needs a job id")
-            log.call("retry_job", args.id)
-        jobs = log.call("jobs", args.state, None, 200)
-        counts = log.call("job_counts")
+            pipe.retry_job(args.project, args.id)
+        counts, jobs = pipe.job_list(args.project, args.state, 200)
     doc = {"counts": counts, "jobs": [j.model_dump(mode="json") for j in jobs]}
 
     def job_rows() -> None:
@@ -406,24 +424,104 @@ def cmd_repairs(args: argparse.Namespace) -> int:
     return 0
 
 
-# Commands that a running sidecar can serve over HTTP.
-ROUTED = {cmd_observe, cmd_recall, cmd_memories, cmd_remember, cmd_forget, cmd_review}
+def cmd_projects(args: argparse.Namespace) -> int:
+    from actors.config import data_dir
+    from bridge.project import default_project, known_projects
+
+    folder = data_dir(args.data_dir)
+    rows = known_projects(folder)
+    here = default_project()
+    doc = {"data_dir": str(folder), "current": here,
+           "projects": [{**r, "current": r["project"] == here} for r in rows]}
+
+    def human() -> None:
+        if not rows:
+            print(f"(no project in {folder})")
+        for r in rows:
+            print(f"{'*' if r['project'] == here else ' '} {r['project']}")
+
+    _emit(args, doc, human)
+    return 0
+
+
+# Reads: an unknown project is an error (exit 1), and nothing is created for it.
+READS = {cmd_recall, cmd_memories, cmd_forget, cmd_review, cmd_export, cmd_jobs, cmd_repairs}
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from bridge.mcp_server import build_server
+    from bridge.project import default_project
+
+    project = args.project or default_project()
+    with _session(args, use_ray=False) as pipe:
+        # stdout carries the protocol only; the server returns when the client closes stdin.
+        build_server(pipe, project).run(transport="stdio")
+    return 0
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    import shtab
+
+    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    return 0
 
 
 # ---- parser ---------------------------------------------------------------------------
+PROJECT_HELP = "project name (default: $DYNMEM_PROJECT, else the git repository of the current directory)"
+class UsageError(Exception):
+    """A command line that does not parse, raised instead of exiting when ``--json`` asks for JSON."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with usage errors as one JSON document when the command line has ``--json``."""
+
+    wants_json = False
+
+    def error(self, message: str) -> NoReturn:
+        if Parser.wants_json:
+            raise UsageError(f"{self.prog}: {message}")
+        super().error(message)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Shows each option's default in ``--help`` (choices already show in the metavar)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        shown = not (default is None or default is False or default == argparse.SUPPRESS)
+        if action.option_strings and shown and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _show_defaults(parser: argparse.ArgumentParser) -> None:
+    """The help formatter (and JSON usage errors) for every subcommand, at any depth."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                child.formatter_class = HelpFormatter
+                _show_defaults(child)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument("--data-dir", help="where the stores live (default $DYNMEM_HOME or $XDG_DATA_HOME/dynmem)")
     common.add_argument("--config", help="a TOML file overriding configs/default.toml")
-    common.add_argument("--json", action="store_true", help="print exactly one JSON document")
-    ray_opts = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print exactly one JSON document (errors too)")
+    common.add_argument("--debug", action="store_true", help="on an error, print the full traceback")
+    ray_opts = Parser(add_help=False)
     ray_opts.add_argument("--address", help="join this Ray cluster (default: $RAY_ADDRESS, else a local Ray)")
     ray_opts.add_argument("--in-process", action="store_true", help="run the graph in this process, without Ray")
-    light = argparse.ArgumentParser(add_help=False)
+    light = Parser(add_help=False)
     light.add_argument("--ray", action="store_true", help="run through Ray actors instead of in this process")
     light.add_argument("--address", help="Ray cluster address (with --ray)")
 
-    p = argparse.ArgumentParser(prog="dynmem", description="dynamics-memory: long-term project memory for coding agents")
+    from bridge.version import __version__
+
+    p = Parser(prog="dynmem", description="dynamics-memory: long-term project memory for coding agents",
+               formatter_class=HelpFormatter)
+    p.add_argument("--version", action="version", version=f"dynmem {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -432,25 +530,27 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--project", help="project for lines that name none")
     s.add_argument("--workers", type=int, help="extraction workers (default from settings)")
     s.add_argument("--strict", action="store_true", help="stop at the first malformed line")
-    s.set_defaults(func=cmd_replay)
+    s.set_defaults(func=cmd_replay, creates=True)
 
     s = sub.add_parser("demo", parents=[common, ray_opts], help="replay the bundled example history and show what memory answers")
-    s.set_defaults(func=cmd_demo)
+    s.set_defaults(func=cmd_demo, creates=True)
 
     s = sub.add_parser("observe", parents=[common, ray_opts], help="log one turn and distil it")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--user", required=True, help="the user's message")
     s.add_argument("--assistant", default="", help="the agent's reply")
     s.add_argument("--session", default="cli", help="session id")
     s.add_argument("--request-id", help="idempotency key")
-    s.set_defaults(func=cmd_observe)
+    s.set_defaults(func=cmd_observe, creates=True)
 
     s = sub.add_parser("recall", parents=[common, light], help="show what memory would inject for a query")
     s.add_argument("query", help="the question or prompt")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--k", type=int, help="at most this many memories")
     s.add_argument("--budget-tokens", type=int, help="token budget of the block")
-    s.add_argument("--passive", action="store_true", help="change nothing (no credit, no tensions)")
+    s.add_argument("--passive", action="store_true", help="change nothing (the default; kept for scripts)")
+    s.add_argument("--live", action="store_true",
+                   help="recall as the agent does: credit the memories, record a miss when nothing is found")
     s.add_argument("--as-of", help="answer as of this ISO 8601 time (bitemporal)")
     s.add_argument("--owner", action="store_true", help="include local-only memories (owner's view, never sent to a model)")
     s.set_defaults(func=cmd_recall)
@@ -458,24 +558,24 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("memories", parents=[common, light], help="list, show or explain memories")
     s.add_argument("action", choices=["list", "show", "why"], help="what to do")
     s.add_argument("id", nargs="?", help="memory id (show, why)")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--state", help="only this trust state (list)")
     s.add_argument("--query", help="query for the score breakdown (why; default: the memory's own text)")
     s.set_defaults(func=cmd_memories)
 
     s = sub.add_parser("remember", parents=[common, light], help="store a memory directly")
     s.add_argument("text", help="a self-contained sentence")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--scope", choices=["project", "global"], default="project", help="project (default) or global")
     s.add_argument("--tier", choices=["core", "normal", "temporary", "pinned"], default="normal", help="core is always on")
     s.add_argument("--ttl-hours", type=float, help="expire after this many hours")
     s.add_argument("--sensitivity", choices=["normal", "local-only"], default="normal", help="local-only never reaches a model")
-    s.set_defaults(func=cmd_remember)
+    s.set_defaults(func=cmd_remember, creates=True)
 
     s = sub.add_parser("forget", parents=[common, light], help="retract a memory (or purge it with its source turns)")
     s.add_argument("id", nargs="?", help="memory id")
     s.add_argument("--match", help="retract every servable memory containing this text")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--purge", action="store_true", help="also erase the text and its source turns")
     s.set_defaults(func=cmd_forget)
 
@@ -483,20 +583,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("action", choices=["list", "decide"], help="what to do")
     s.add_argument("id", nargs="?", help="review id (decide)")
     s.add_argument("decision", nargs="?", choices=["accept_new", "keep_old", "keep_both", "retract_both"], help="the decision (decide)")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--note", help="why; for keep_both, the scope or condition that separates them")
     s.add_argument("--all", action="store_true", help="list decided reviews too")
     s.set_defaults(func=cmd_review)
 
     s = sub.add_parser("export", parents=[common], help="write every memory of a project as JSON Lines")
     s.add_argument("file", help="output file")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.set_defaults(func=cmd_export)
 
     s = sub.add_parser("import", parents=[common], help="restore memories from an export")
     s.add_argument("file", help="JSON Lines file written by export")
-    s.add_argument("--project", required=True, help="project name")
-    s.set_defaults(func=cmd_import)
+    s.add_argument("--project", help=PROJECT_HELP)
+    s.set_defaults(func=cmd_import, creates=True)
 
     s = sub.add_parser("backup", parents=[common], help="copy a consistent snapshot of every store")
     s.add_argument("dir", help="an empty or new folder")
@@ -505,13 +605,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("jobs", parents=[common], help="list background jobs or retry a dead one")
     s.add_argument("action", choices=["list", "retry"], help="what to do")
     s.add_argument("id", nargs="?", type=int, help="job id (retry)")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--state", choices=["pending", "running", "done", "dead"], help="only this state")
     s.set_defaults(func=cmd_jobs)
 
     s = sub.add_parser("repairs", parents=[common], help="show repair investigations: what was read, proposed, accepted")
     s.add_argument("action", choices=["list"], help="what to do")
-    s.add_argument("--project", required=True, help="project name")
+    s.add_argument("--project", help=PROJECT_HELP)
     s.add_argument("--limit", type=int, default=50, help="at most this many, newest first")
     s.set_defaults(func=cmd_repairs)
 
@@ -529,37 +629,70 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--detach", action="store_true", help="run in the background; return once it answers")
     s.set_defaults(func=cmd_serve)
 
+    s = sub.add_parser("mcp", parents=[common], help="serve the memory tools over MCP on stdio (for any MCP client)")
+    s.add_argument("--project", help="project of calls that name none (default: the current directory)")
+    s.set_defaults(func=cmd_mcp, creates=True)
+
     s = sub.add_parser("stop", parents=[common], help="stop the sidecar of this data directory")
     s.set_defaults(func=cmd_stop)
 
-    s = sub.add_parser("plugin", parents=[common], help="install the opencode plugin")
-    s.add_argument("action", choices=["install"], help="what to do")
-    s.add_argument("--project", help="install into DIR/.opencode/plugin/")
+    s = sub.add_parser("plugin", parents=[common], help="install or uninstall the opencode plugin")
+    s.add_argument("action", choices=["install", "uninstall"], help="what to do")
+    s.add_argument("--project", help="the repository holding DIR: install into its .opencode/plugin/")
     s.add_argument("--global", dest="global_", action="store_true", help="install into $XDG_CONFIG_HOME/opencode/plugin/")
     s.set_defaults(func=cmd_plugin)
+
+    s = sub.add_parser("projects", parents=[common], help="list the projects of the data directory")
+    s.set_defaults(func=cmd_projects)
+
+    s = sub.add_parser("completion", help="print a shell completion script (bash, zsh or tcsh)",
+                       description="Print a completion script; for bash: "
+                                   "`dynmem completion bash > ~/.local/share/bash-completion/completions/dynmem`")
+    s.add_argument("shell", choices=["bash", "zsh", "tcsh"], help="the shell")
+    s.set_defaults(func=cmd_completion, json=False, debug=False)
+
+    _show_defaults(p)
     return p
+
+
+def _fail(args: argparse.Namespace | None, code: str, message: str, status: int = EXIT_ERROR) -> int:
+    """One error: a JSON document on stdout with ``--json``, else ``error[code]: message`` on stderr."""
+    if args is not None and getattr(args, "json", False):
+        sys.stdout.write(json.dumps({"error": message, "code": code}, ensure_ascii=False) + "\n")
+    else:
+        print(f"error[{code}]: {message}", file=sys.stderr)
+    if args is not None and getattr(args, "debug", False):
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    Parser.wants_json = "--json" in argv
     try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        return _fail(argparse.Namespace(json=True), "usage", str(exc), EXIT_USAGE)
+    try:
+        if getattr(args, "project", "-") is None and args.func not in (cmd_replay, cmd_plugin):
+            from bridge.project import default_project
+
+            args.project = default_project()
         return int(args.func(args))
     except DynmemError as exc:
-        print(f"error[{exc.code}]: {exc.message}", file=sys.stderr)
-        return EXIT_ERROR
+        return _fail(args, exc.code, exc.message)
     except KeyboardInterrupt:
-        print("error[interrupted]: stopped by the user", file=sys.stderr)
-        return 130
-    except Exception as exc:  # the last line of defence: one line, no traceback
+        return _fail(args, "interrupted", "stopped by the user", 130)
+    except Exception as exc:  # the last line of defence: one line, no traceback (unless --debug)
         from pydantic import ValidationError
 
         if isinstance(exc, ValidationError):
             err = exc.errors()[0]
-            print(f"error[invalid_input]: {'.'.join(str(p) for p in err['loc'])}: {err['msg']}", file=sys.stderr)
-            return EXIT_ERROR
-        print(f"error[internal]: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+            return _fail(args, "invalid_input", f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}")
+        return _fail(args, "internal", f"{type(exc).__name__}: {exc} (run again with --debug for the traceback)")
 
 
 if __name__ == "__main__":

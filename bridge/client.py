@@ -4,15 +4,17 @@ that the sidecar owns (one writer per SQLite file, and the sidecar's view stays 
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest
 from engine import errors as E
-from engine.models import AuditEvent, Memory, Origin, TurnIn
+from engine.models import AuditEvent, Job, Memory, Origin, TurnIn
 from engine.retrieval import Conflict, Recalled, ScoreTerms
 
 _CODES: dict[str, type[E.DynmemError]] = {cls.code: cls for cls in (
@@ -29,6 +31,7 @@ class SidecarPipeline:
     """The subset of ``Pipeline`` the CLI uses, served by the sidecar of a data directory."""
 
     def __init__(self, info: dict[str, Any]) -> None:
+        self.wait_drain = False  # drain() waits for the sidecar's worker (replay, demo) instead of returning at once
         self.url = str(info["url"]).rstrip("/")
         self.token = Path(info["token_file"]).read_text(encoding="utf-8").strip()
         review = info.get("review_token_file")
@@ -57,20 +60,62 @@ class SidecarPipeline:
 
         acks = []
         for t in turns:
+            ts = datetime.fromtimestamp(t.ts_ms / 1000, tz=timezone.utc).isoformat() if t.ts_ms else None
             r = self._call("POST", "/v1/observe", {"project": t.project, "session": t.session, "user": t.user,
-                                                   "assistant": t.assistant, "request_id": t.request_id})
+                                                   "assistant": t.assistant, "request_id": t.request_id, "ts": ts})
             acks.append(ObserveAck(unit_id=r["unit_id"], project=t.project, turn=r["turn"], created=r["created"]))
         return acks
 
-    def drain(self, project: str) -> Any:
+    def drain(self, project: str, progress: Any = None, wait: bool = False, timeout_s: float = 3600.0) -> Any:
+        """The sidecar's worker distils turns in the background; ``wait`` polls until its jobs are done."""
         from actors.pipeline import DrainReport
 
-        # The sidecar's worker distils the turn in the background.
-        return DrainReport(jobs_done=0, jobs_failed=0, dead=0, adjudicated=0, outcomes={"queued in the sidecar": 1})
+        if not (wait or self.wait_drain):
+            return DrainReport(jobs_done=0, jobs_failed=0, dead=0, adjudicated=0, outcomes={"queued in the sidecar": 1})
+        deadline = time.monotonic() + timeout_s
+        while True:
+            counts = self._call("GET", "/v1/jobs", query={"project": project})["jobs"]
+            live = sum(c.get("pending", 0) + c.get("running", 0) for c in counts.values())
+            dead = sum(c.get("dead", 0) for c in counts.values())
+            if live == 0:
+                done = sum(c.get("done", 0) for c in counts.values())
+                return DrainReport(jobs_done=done, jobs_failed=0, dead=dead, adjudicated=0,
+                                   outcomes={"distilled by the sidecar": done})
+            if time.monotonic() > deadline:
+                raise E.ServiceUnavailable(f"the sidecar still has {live} jobs of {project!r} after {timeout_s:.0f} s")
+            time.sleep(0.5)
+
+    def stats(self, project: str) -> Any:
+        from actors.wire import Stats
+
+        return Stats.model_validate(self._call("GET", "/v1/stats", query={"project": project}))
+
+    def projects(self) -> list[str]:
+        return list(self._call("GET", "/v1/projects")["projects"])
+
+    def export(self, project: str) -> list[Memory]:
+        return [Memory.model_validate(m) for m in self._call("GET", "/v1/export", query={"project": project})["memories"]]
+
+    def import_memories(self, project: str, memories: list[Memory], request_id: str = "") -> int:
+        from bridge.cli_routes import IMPORT_CHUNK
+
+        n = 0
+        for i in range(0, len(memories), IMPORT_CHUNK):
+            chunk = [m.model_dump(mode="json") for m in memories[i:i + IMPORT_CHUNK]]
+            n += int(self._call("POST", "/v1/import", {"project": project, "memories": chunk})["imported"])
+        return n
+
+    def job_list(self, project: str, state: str | None = None, limit: int = 200) -> tuple[dict[str, dict[str, int]], list[Job]]:
+        r = self._call("GET", "/v1/jobs/list", query={"project": project, "state": state, "limit": limit})
+        return r["counts"], [Job.model_validate(j) for j in r["jobs"]]
+
+    def retry_job(self, project: str, job_id: int) -> None:
+        self._call("POST", f"/v1/jobs/{int(job_id)}/retry", query={"project": project})
+
+    def repairs(self, project: str, limit: int = 100) -> list[dict[str, Any]]:
+        return list(self._call("GET", "/v1/repairs", query={"project": project, "limit": limit})["repairs"])
 
     def recall(self, req: RecallRequest) -> RecallResult:
-        from datetime import datetime, timezone
-
         as_of = datetime.fromtimestamp(req.as_of_ms / 1000, tz=timezone.utc).isoformat() if req.as_of_ms else None
         r = self._call("POST", "/v1/recall", {"project": req.project, "query": req.query, "k": req.k,
                                               "budget_tokens": req.budget_tokens, "passive": req.passive, "as_of": as_of})

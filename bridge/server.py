@@ -29,6 +29,55 @@ from engine.settings import Settings
 
 SIDECAR_FILE = "sidecar.json"
 log = logging.getLogger("dynmem.sidecar")
+#: Seconds between two checks of the idle time (the stop happens within this after the limit).
+IDLE_CHECK_S = 5.0
+
+
+def runtime_dir(environ: dict[str, str] | None = None) -> Path:
+    """Where the user's running sidecar announces itself, whatever its data directory:
+    ``$DYNMEM_STATE_DIR``, else ``$XDG_STATE_HOME/dynmem`` (``~/.local/state/dynmem``).
+
+    The opencode plugin reads ``<runtime_dir>/sidecar.json`` first, so that one sidecar per
+    user serves every opencode, even when ``DYNMEM_HOME`` differs between environments.
+    Tests point it at a temporary folder so that parallel runs never see each other.
+    """
+    env = os.environ if environ is None else environ
+    if env.get("DYNMEM_STATE_DIR"):
+        return Path(env["DYNMEM_STATE_DIR"]).expanduser()
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "dynmem"
+
+
+def user_sidecar() -> dict[str, Any] | None:
+    """The sidecar.json announced in the runtime dir, if that sidecar answers."""
+    return running_sidecar(runtime_dir())
+
+
+def _announce(info: dict[str, Any]) -> bool:
+    """Name this sidecar in the runtime dir unless another live one is named there already."""
+    folder = runtime_dir()
+    other = running_sidecar(folder)
+    if other is not None and other.get("pid") != info.get("pid"):
+        return False
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = folder / f"{SIDECAR_FILE}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(info), encoding="utf-8")
+        os.chmod(tmp, 0o600)
+        tmp.replace(folder / SIDECAR_FILE)
+    except OSError as exc:  # the data dir's own sidecar.json still works
+        log.warning("cannot announce the sidecar in %s: %s", folder, exc)
+        return False
+    return True
+
+
+def _unannounce(pid: int) -> None:
+    path = runtime_dir() / SIDECAR_FILE
+    try:
+        if json.loads(path.read_text(encoding="utf-8")).get("pid") == pid:
+            path.unlink()
+    except (OSError, ValueError):
+        pass
 
 
 class Worker(threading.Thread):
@@ -101,6 +150,7 @@ class BridgeServer:
         self.worker = Worker(self.pipe, self.runtime.projects_on_disk())
         self.server: Any = None
         self.task: Any = None
+        self.last_request = time.monotonic()
 
     async def start(self) -> str:
         import uvicorn
@@ -108,6 +158,12 @@ class BridgeServer:
         from bridge.app import create_app
 
         app = create_app(self.pipe, self.data_dir, on_observe=self.worker.wake)
+
+        @app.middleware("http")
+        async def seen(request: Any, call_next: Any) -> Any:  # any request counts as use (idle stop)
+            self.last_request = time.monotonic()
+            return await call_next(request)
+
         config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", access_log=False,
                                 loop="asyncio", lifespan="off")
         self.server = uvicorn.Server(config)
@@ -124,6 +180,12 @@ class BridgeServer:
         self.worker.event.set()
         sock = self.server.servers[0].sockets[0].getsockname()
         return f"http://{self.host}:{sock[1]}"
+
+    def idle_s(self) -> float:
+        """Seconds without a request and without background work (0 while a project is hot)."""
+        with self.worker.lock:
+            busy = bool(self.worker.hot)
+        return 0.0 if busy else time.monotonic() - self.last_request
 
     async def stop(self) -> None:
         self.worker.stopping = True
@@ -248,10 +310,23 @@ def serve(data_dir: Path, settings: Settings, host: str = "127.0.0.1", port: int
                        encoding="utf-8")
         os.chmod(tmp, 0o600)
         tmp.replace(sidecar)
-        ready(f"dynmem sidecar listening on {url}")
+        info = json.loads(sidecar.read_text(encoding="utf-8"))
+        if not _announce(info):
+            other = user_sidecar()
+            print(f"note: another dynmem sidecar (pid {other and other.get('pid')}) serves "
+                  f"{other and other.get('data_dir')}; the opencode plugin keeps using that one", file=sys.stderr)
+        idle_limit_s = settings.runtime.idle_stop_min * 60
+        ready(f"dynmem sidecar listening on {url}" + (f" (stops after {settings.runtime.idle_stop_min:g} min idle)"
+                                                       if idle_limit_s > 0 else ""))
+        next_check = time.monotonic() + IDLE_CHECK_S
         while not stop.wait(0.5):
-            pass
+            if idle_limit_s > 0 and time.monotonic() >= next_check:
+                next_check = time.monotonic() + IDLE_CHECK_S
+                if float(ray.get(actor.idle_s.remote(), timeout=30)) >= idle_limit_s:
+                    print(f"dynmem sidecar: idle for {settings.runtime.idle_stop_min:g} min; stopping", flush=True)
+                    break
     finally:
+        _unannounce(os.getpid())
         try:
             if sidecar.exists() and json.loads(sidecar.read_text()).get("pid") == os.getpid():
                 sidecar.unlink()

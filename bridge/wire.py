@@ -219,3 +219,96 @@ class ErrorReply(Body):
 class Health(Body):
     ok: bool = Field(description="always true when answering")
     version: str = Field(description="dynamics-memory version")
+
+
+class ScoreTermsOut(Body):
+    """Every term of a memory's score for one query (engine.retrieval.ScoreTerms)."""
+
+    cos: float = Field(description="cosine between query and memory")
+    lex: float = Field(description="normalised BM25 in [0, 1]")
+    w_lex_x_lex: float = Field(description="w_lex * lex")
+    pool_prior: float = Field(description="ranking prior of its pool (M +0.05, C 0, A -0.30)")
+    freshness: float = Field(description="freshness in [0, 1]")
+    alpha_x_freshness: float = Field(description="alpha * freshness")
+    tier_bonus: float = Field(description="bonus of its tier")
+    gate: float = Field(description="cos + w_lex*lex + tier bonus, compared with theta")
+    score: float = Field(description="final ranking score")
+    value: float = Field(description="value-dynamics score V")
+    confidence: float = Field(description="Beta-count confidence")
+
+
+class AuditEventOut(Body):
+    memory_id: str = Field(description="the memory changed")
+    action: str = Field(description="create, confirm, promote, demote, archive, supersede, contest, uncontest, "
+                                    "review, retract, purge, expire, absorb, merge")
+    actor: str = Field(description="who: extractor, judge, agent, human, system, repair")
+    reason: str = Field(description="why")
+    evidence: list[str] = Field(default_factory=list, description="log units behind the change")
+    request_id: str = Field(default="", description="idempotency key of the request that caused it")
+    at_ms: int = Field(description="when (epoch ms)")
+    from_state: str = Field(default="", description="trust state before")
+    to_state: str = Field(default="", description="trust state after")
+    detail: str = Field(default="", description="extra detail")
+
+
+class AuditRow(AuditEventOut):
+    id: int = Field(description="event id (for since_id paging)")
+
+
+class AuditList(Body):
+    events: list[AuditRow] = Field(description="audit events, oldest first")
+
+
+class WhyReply(Body):
+    memory: MemoryOut = Field(description="the memory")
+    why: ScoreTermsOut | None = Field(description="score terms for the query; null when it is not eligible for recall")
+    history: list[AuditEventOut] = Field(description="its audit trail")
+    versions: list[MemoryOut] = Field(description="every version of its belief key, oldest first")
+
+
+class ConflictOut(Body):
+    tension_id: str = Field(description="tension id")
+    reason: str = Field(description="how it was found: key, cosine or suppression")
+    verdict: str | None = Field(description="verdict so far, if any")
+    a: MemoryOut = Field(description="one side")
+    b: MemoryOut = Field(description="the other side")
+
+
+class ConflictList(Body):
+    conflicts: list[ConflictOut] = Field(description="open tensions between memories")
+
+
+class ReviewOut(Body):
+    id: str = Field(description="review id")
+    tension_id: str = Field(description="the tension it settles")
+    scope: str = Field(description="scope of the memories")
+    status: str = Field(description="open or decided")
+    decision: str = Field(default="", description="accept_new, keep_old, keep_both or retract_both once decided")
+    decided_by: str = Field(default="", description="human or agent")
+    reason: str = Field(default="", description="the decider's note")
+    created_ms: int = Field(description="when it was filed")
+    decided_ms: int | None = Field(default=None, description="when it was decided")
+    memories: list[MemoryOut] = Field(description="the memories in conflict")
+
+
+class ReviewList(Body):
+    reviews: list[ReviewOut] = Field(description="reviews, newest first")
+
+
+class ReviewDecisionReply(Body):
+    review_id: str = Field(description="the review settled")
+    decision: str = Field(description="the decision applied")
+    decided_by: str = Field(description="human (review token) or agent (API token, when allowed)")
+    memories: list[MemoryOut] = Field(description="the memories after the decision")
+
+
+class JobCounts(Body):
+    jobs: dict[str, dict[str, int]] = Field(description="job counts by kind, then by state (pending, running, done, dead)")
+
+
+class StatsReply(Body):
+    project: str = Field(description="the project")
+    memories_by_state: dict[str, int] = Field(description="memories per trust state")
+    memories_by_pool: dict[str, int] = Field(description="memories per pool (C, M, A)")
+    open_tensions: int = Field(description="tensions waiting for a verdict")
+    step: int = Field(description="engine step counter")

@@ -85,3 +85,4 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
         if cos >= best_cos and (best == key or cos > best_cos):
             best, best_cos = other, cos
     return best
+

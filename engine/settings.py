@@ -112,6 +112,7 @@ class RuntimeSettings(_Section):
     extraction_workers: int = 2
     ray_address: str = ""
     lease_s: float = 60.0  # a leased job not finished by then (its worker died) is picked up again
+    idle_stop_min: float = Field(default=30.0, ge=0)  # a sidecar without requests stops itself; 0 never
 
 
 class Settings(_Section):

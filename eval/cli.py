@@ -8,6 +8,20 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from pathlib import Path
+
+#: The canonical reports (README numbers) live here; only ``--canonical`` writes them.
+CANONICAL_RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def report_dir(args: argparse.Namespace) -> Path | None:
+    """Where a benchmark writes its markdown and plot: ``--out DIR``, eval/results with ``--canonical``,
+    else nowhere (the numbers are printed; a run on another file never overwrites the canonical report)."""
+    if getattr(args, "out", None):
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        return out
+    return CANONICAL_RESULTS if getattr(args, "canonical", False) else None
 
 
 def _dispatch(module: str) -> object:
@@ -23,7 +37,9 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
     bsub.required = True
     par = argparse.ArgumentParser(add_help=False)
     par.add_argument("--parallel", type=int, default=1, help="fan out over N Ray workers (1: serial, no Ray)")
-    par.add_argument("--out", help="write the markdown report under this folder (default eval/results)")
+    par.add_argument("--out", metavar="DIR", help="write the markdown report and plot into DIR (default: none, print only)")
+    par.add_argument("--canonical", action="store_true",
+                     help="write the report into eval/results/ (the canonical numbers of the README)")
 
     s = bsub.add_parser("tide", parents=[common, par], help="revision benchmark over synthetic project histories")
     s.add_argument("--seed", type=int, default=0, help="generator seed")
@@ -32,6 +48,9 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
     s.add_argument("--streams", type=int, default=12, help="number of synthetic project histories")
     s.add_argument("--system", default="dynmem",
                    help="dynmem (default), or a reference/baseline: none, oracle, recency, bm25, no-supersede")
+    s.add_argument("--variant", choices=["shipped", "heldout"], default="shipped",
+                   help="wordings and value pools: shipped (eval/tide/vocab.py) or heldout "
+                        "(eval/tide/heldout_vocab.py, a different draw per seed)")
     s.set_defaults(func=_dispatch("eval.tide.run"))
 
     s = bsub.add_parser("peers", parents=[common, par], help="the opencode-memory retrieval set, scored with its own metrics")

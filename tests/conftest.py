@@ -37,6 +37,13 @@ def _forbid_ray_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytes
     monkeypatch.setattr(ray, "init", refuse)
 
 
+@pytest.fixture(autouse=True)
+def _private_runtime_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own announcement folder for running sidecars (bridge.server.runtime_dir),
+    so that sidecars of tests running at the same time never find each other."""
+    monkeypatch.setenv("DYNMEM_STATE_DIR", str(tmp_path_factory.mktemp("dynmem-runtime")))
+
+
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:
     """One local Ray for every Ray test of the session."""

@@ -35,13 +35,14 @@ from actors.llm.base import Decision, Judgement
 from actors.llm.endpoint import Endpoint, EndpointRejected
 from actors.llm.response_cache import ResponseCache, request_key
 from actors.llm.rules_text import MEMORY_TALK, strip_memory_blocks
+from configs import bundled
 from engine.errors import InvalidInput, ModelBadReply
 from engine.keys import normalize_belief, normalize_key
 from engine.models import Candidate, Kind, Memory, Origin, Sensitivity, Unit, Verdict
 from engine.redact import redact
 from engine.settings import ModelSettings
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "configs" / "prompts"
+PROMPTS_DIR = bundled("prompts")  # package data: configs/prompts/<task>.md
 TASKS = ("extract", "judge", "classify", "recognize")
 #: Prompts of the client: the tasks above, and the repair investigation (actors/llm/openai_investigator.py).
 PROMPTS = (*TASKS, "investigate")

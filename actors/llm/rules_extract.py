@@ -53,6 +53,7 @@ from actors.llm.rules_text import (
 from engine.grounding import occurs_whole
 from engine.keys import normalize_belief, normalize_key
 from engine.models import Candidate, Kind, Origin, Unit
+from engine.utterance import statements, unwrap
 
 __all__ = ["EXTRACTORS", "PROMPT_VERSION", "Clause", "Finding", "extract_unit"]
 
@@ -301,9 +302,9 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     out: list[Candidate] = []
     credentials = _credentials(strip_memory_blocks(unit.user))[0]
     secret_turn = bool(credentials)
-    user = confirmed_requests(unit.user, unit.assistant)
+    user = confirmed_requests(unwrap(unit.user), unit.assistant)
     for speaker, body in (("user", user), ("assistant", drop_plan_lists(unit.assistant))):
-        for sentence in sentences(body):
+        for sentence in statements(sentences(unwrap(body))):  # never a question or request (issue 13)
             if MEMORY_TALK.search(sentence):
                 continue
             found = _findings(sentence, speaker, extractors)

@@ -16,7 +16,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
+const INSTALLED = {}; // dynmem:installed (filled in by `dynmem plugin install`)
+
 const TITLE_PREFIX = "You are a title generator";
+const REGISTRY = Symbol.for("dynmem.opencode.plugin"); // shared by every copy loaded in this process
 const LOG_MAX_BYTES = 1_000_000;
 const SPAWN_BACKOFF_MS = 60_000; // do not respawn a failing sidecar more than once a minute
 const HEALTH_TTL_MS = 30_000; // re-check a known-good sidecar after this long
@@ -31,12 +34,20 @@ function intEnv(env, name, fallback) {
 
 function settingsFrom(env) {
   const home = env.HOME || os.homedir();
+  // the data dir: $DYNMEM_HOME, else the one recorded at install time, else the default
   const dataDir = env.DYNMEM_HOME
     ? path.resolve(env.DYNMEM_HOME)
-    : path.join(env.XDG_DATA_HOME || path.join(home, ".local", "share"), "dynmem");
+    : INSTALLED.dataDir || path.join(env.XDG_DATA_HOME || path.join(home, ".local", "share"), "dynmem");
+  // where the user's running sidecar announces itself, whatever its data dir (bridge/server.py)
+  const runtimeDir = env.DYNMEM_STATE_DIR
+    ? path.resolve(env.DYNMEM_STATE_DIR)
+    : path.join(env.XDG_STATE_HOME || path.join(home, ".local", "state"), "dynmem");
   return {
     dataDir,
-    bin: env.DYNMEM_BIN || "dynmem",
+    dataDirExplicit: Boolean(env.DYNMEM_HOME),
+    runtimeDir,
+    bin: env.DYNMEM_BIN || INSTALLED.bin || "dynmem",
+    tools: ["default", "all", "none"].includes(env.DYNMEM_TOOLS) ? env.DYNMEM_TOOLS : "default",
     disabled: env.DYNMEM_DISABLE === "1",
     debug: env.DYNMEM_DEBUG === "1",
     autostart: env.DYNMEM_AUTOSTART !== "0",
@@ -121,25 +132,38 @@ class Sidecar {
   constructor(settings, log) {
     this.s = settings;
     this.log = log;
-    this.conn = null; // {url, token}
+    this.conn = null; // {url, token, dataDir, pid}
     this.checkedAt = 0;
     this.spawnedAt = -Infinity;
     this.pending = null;
+    this.down = ""; // why memory is off ("" while it works)
   }
 
-  readInfo() {
+  /** A sidecar.json (the user's announced sidecar, or the data dir's own), or null. */
+  readFile(file, dataDir) {
     try {
-      const info = JSON.parse(fs.readFileSync(path.join(this.s.dataDir, "sidecar.json"), "utf8"));
+      const info = JSON.parse(fs.readFileSync(file, "utf8"));
       if (!info || typeof info.url !== "string") return null;
+      const dir = info.data_dir ? path.resolve(info.data_dir) : dataDir;
       let token = "";
       if (info.token_file) {
-        const file = path.isAbsolute(info.token_file) ? info.token_file : path.join(this.s.dataDir, info.token_file);
-        token = fs.readFileSync(file, "utf8").trim();
+        const tf = path.isAbsolute(info.token_file) ? info.token_file : path.join(dir, info.token_file);
+        token = fs.readFileSync(tf, "utf8").trim();
       }
-      return { url: info.url.replace(/\/+$/, ""), token };
+      return { url: info.url.replace(/\/+$/, ""), token, dataDir: dir, pid: info.pid };
     } catch {
       return null;
     }
+  }
+
+  /** Candidates in order: the one sidecar of this user (any data dir), then this data dir's own. */
+  candidates() {
+    const out = [];
+    const user = this.readFile(path.join(this.s.runtimeDir, "sidecar.json"), null);
+    if (user) out.push(user);
+    const own = this.readFile(path.join(this.s.dataDir, "sidecar.json"), this.s.dataDir);
+    if (own && (!user || own.url !== user.url)) out.push(own);
+    return out;
   }
 
   async healthy(conn) {
@@ -151,6 +175,11 @@ class Sidecar {
     } catch {
       return false;
     }
+  }
+
+  async find() {
+    for (const c of this.candidates()) if (await this.healthy(c)) return c;
+    return null;
   }
 
   /** A live connection, starting the sidecar when none answers; null when it cannot be had. */
@@ -165,53 +194,87 @@ class Sidecar {
   }
 
   async establish() {
-    const found = this.readInfo();
-    if (found && (await this.healthy(found))) return this.remember(found);
+    const found = await this.find();
+    if (found) return this.remember(found);
     this.conn = null;
-    if (!this.s.autostart || Date.now() - this.spawnedAt < SPAWN_BACKOFF_MS) return null;
+    if (!this.s.autostart) return this.off("no dynmem sidecar is running (autostart is off: run `dynmem serve --detach`)");
+    if (Date.now() - this.spawnedAt < SPAWN_BACKOFF_MS) return this.off(this.down || "the dynmem sidecar is starting or failed to start");
     this.spawnedAt = Date.now();
-    this.start();
+    const started = this.start();
     const deadline = Date.now() + this.s.startTimeoutMs;
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 250));
-      const info = this.readInfo();
-      if (info && (await this.healthy(info))) {
-        this.log.info("sidecar started", { url: info.url });
+      const info = await this.find();
+      if (info) {
+        this.log.info("sidecar started", { url: info.url, data_dir: info.dataDir });
         return this.remember(info);
       }
+      if (started.failed) return this.off(started.failed); // fail fast: no wait for a start that is over
     }
     this.log.error("sidecar did not answer in time", { timeout_ms: this.s.startTimeoutMs });
+    return this.off(`the dynmem sidecar did not answer within ${Math.round(this.s.startTimeoutMs / 1000)} s (see ${path.join(this.s.dataDir, "logs", "sidecar-start.log")})`);
+  }
+
+  off(reason) {
+    if (reason !== this.down) this.log.error("memory is off", { reason });
+    this.down = reason;
     return null;
   }
 
   remember(conn) {
+    if (this.down) this.log.info("memory is back", { url: conn.url });
+    this.down = "";
+    if (!this.conn || this.conn.url !== conn.url) {
+      const other = this.s.dataDirExplicit && conn.dataDir && path.resolve(conn.dataDir) !== this.s.dataDir;
+      this.log[other ? "error" : "info"]("using the dynmem sidecar", {
+        url: conn.url, sidecar_pid: conn.pid, data_dir: conn.dataDir, configured_data_dir: this.s.dataDir,
+        ...(other ? { note: "DYNMEM_HOME names another data dir; the user's running sidecar is used (one sidecar per user)" } : {}),
+      });
+    }
     this.conn = conn;
     this.checkedAt = Date.now();
     return conn;
   }
 
+  /** Start `dynmem serve --detach`; the returned object's `failed` is set as soon as the start fails. */
   start() {
+    const state = { failed: "" };
+    const logFile = path.join(this.s.dataDir, "logs", "sidecar-start.log");
+    const bin = this.s.bin;
+    if (bin.includes(path.sep) && !fs.existsSync(bin)) {
+      state.failed = `the dynmem executable ${bin} does not exist (reinstall with \`dynmem plugin install\` or set DYNMEM_BIN)`;
+      return state;
+    }
     try {
       ensureDir(path.join(this.s.dataDir, "logs"));
-      const out = fs.openSync(path.join(this.s.dataDir, "logs", "sidecar-start.log"), "a", 0o600);
-      const child = spawn(this.s.bin, ["serve", "--detach"], {
+      const out = fs.openSync(logFile, "a", 0o600);
+      const child = spawn(bin, ["serve", "--detach"], {
         detached: true,
         stdio: ["ignore", out, out],
         env: { ...process.env, DYNMEM_HOME: this.s.dataDir },
       });
-      child.on("error", (err) => this.log.error("cannot start the sidecar", { bin: this.s.bin, error: String(err) }));
+      child.on("error", (err) => {
+        state.failed = err?.code === "ENOENT"
+          ? `cannot start the dynmem sidecar: \`${bin}\` is not on PATH (run \`dynmem plugin install\` from the dynmem installation, or set DYNMEM_BIN)`
+          : `cannot start the dynmem sidecar: ${String(err?.message || err)}`;
+      });
+      // `serve --detach` exits once the sidecar answers (0) or when it could not start (non-zero)
+      child.on("exit", (code) => {
+        if (code) state.failed = `\`${bin} serve --detach\` failed with status ${code} (see ${logFile})`;
+      });
       child.unref();
       fs.closeSync(out);
-      this.log.info("starting the sidecar", { bin: this.s.bin });
+      this.log.info("starting the sidecar", { bin, data_dir: this.s.dataDir });
     } catch (err) {
-      this.log.error("cannot start the sidecar", { bin: this.s.bin, error: String(err) });
+      state.failed = `cannot start the dynmem sidecar: ${String(err?.message || err)}`;
     }
+    return state;
   }
 
   /** One JSON request; throws SidecarError. */
   async request(method, route, body, timeoutMs = this.s.requestTimeoutMs) {
     const conn = await this.connect();
-    if (!conn) throw new SidecarError("the dynmem sidecar is not running");
+    if (!conn) throw new SidecarError(`memory is off: ${this.down || "the dynmem sidecar is not running"}`);
     let res;
     try {
       res = await fetch(`${conn.url}${route}`, {
@@ -238,6 +301,267 @@ class Sidecar {
     }
     return data;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// secrets: the outbox holds turns while the sidecar is down, so they are redacted first, with
+// the detectors of engine/redact.py (same kinds, priorities, merging and markers).
+
+// BEGIN secret detectors (generated from engine/redact.py by `python -m bridge.plugin_redact --write`)
+const SECRET_DETECTORS = [
+{
+"kind": "private_key",
+"source": "-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[\\s\\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:[ \\t]*\\r?\\n(?:[A-Za-z0-9-]+:[^\\n]*|[A-Za-z0-9+/=]+))*)",
+"flags": ""
+},
+{
+"kind": "aws_access_key_id",
+"source": "\\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\\b",
+"flags": ""
+},
+{
+"kind": "aws_secret_access_key",
+"source": "aws_?secret_?(?:access_?)?key[\\\"']?\\s*(?:=|:|=>)\\s*[\\\"']?(?<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+"flags": "i"
+},
+{
+"kind": "github_token",
+"source": "(?<![A-Za-z0-9_-])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "github_token",
+"source": "(?<![A-Za-z0-9_-])github_pat_[A-Za-z0-9_]{22,255}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "gitlab_token",
+"source": "(?<![A-Za-z0-9_-])gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "npm_token",
+"source": "(?<![A-Za-z0-9_-])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "pypi_token",
+"source": "(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "slack_token",
+"source": "(?<![A-Za-z0-9_-])xox[abposr]-[A-Za-z0-9-]{10,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "slack_token",
+"source": "(?<![A-Za-z0-9_-])xapp-\\d-[A-Za-z0-9-]{10,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "slack_webhook",
+"source": "https://hooks\\.slack\\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}",
+"flags": ""
+},
+{
+"kind": "discord_webhook",
+"source": "https://(?:ptb\\.|canary\\.)?discord(?:app)?\\.com/api/webhooks/\\d+/[\\w-]{20,}",
+"flags": ""
+},
+{
+"kind": "stripe_key",
+"source": "(?<![A-Za-z0-9_-])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "stripe_key",
+"source": "(?<![A-Za-z0-9_-])whsec_[A-Za-z0-9]{24,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "anthropic_key",
+"source": "(?<![A-Za-z0-9_-])sk-ant-(?:[a-z]+\\d*-)?[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "openai_key",
+"source": "(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z_-]*\\d)[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "google_api_key",
+"source": "(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "huggingface_token",
+"source": "(?<![A-Za-z0-9_-])hf_[A-Za-z0-9]{34,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "twilio_key",
+"source": "\\bSK[0-9a-fA-F]{32}\\b",
+"flags": ""
+},
+{
+"kind": "sendgrid_key",
+"source": "(?<![A-Za-z0-9_-])SG\\.[A-Za-z0-9_-]{16,32}\\.[A-Za-z0-9_-]{30,50}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "discord_token",
+"source": "(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6,7}\\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "telegram_token",
+"source": "\\b\\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "shopify_token",
+"source": "\\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\\b",
+"flags": ""
+},
+{
+"kind": "digitalocean_token",
+"source": "\\bdo[pro]_v1_[a-f0-9]{64}\\b",
+"flags": ""
+},
+{
+"kind": "jwt",
+"source": "(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "connection_string",
+"source": "\\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|redis|rediss|amqps?|mssql|sqlserver|cockroachdb|clickhouse)(?:\\+[a-z0-9]+)?://[^\\s:/@'\\\"]*:(?<secret>[^\\s@/'\\\"]+)@(?=[A-Za-z0-9\\[._-])",
+"flags": "i"
+},
+{
+"kind": "url_password",
+"source": "\\b[a-z][a-z0-9+.-]{0,30}://[^\\s:/@'\\\"]*:(?<secret>[^\\s@/'\\\"]+)@(?=[A-Za-z0-9\\[._-])",
+"flags": "i"
+},
+{
+"kind": "connection_string",
+"source": "\\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=(?<secret>[^;\\s'\\\"]{8,})",
+"flags": "i"
+},
+{
+"kind": "authorization",
+"source": "\\b(?:proxy-)?authorization[\\\"']?\\s*[:=]\\s*[\\\"']?(?:bearer|basic|token|digest)\\s+(?<secret>[A-Za-z0-9._~+/=-]{6,})",
+"flags": "i"
+},
+{
+"kind": "bearer_token",
+"source": "\\bbearer\\s+(?<secret>[A-Za-z0-9._~+/-]{16,}=*)",
+"flags": "i"
+},
+{
+"kind": "api_key_header",
+"source": "\\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token)[\\\"']?\\s*:\\s*[\\\"']?(?<secret>[A-Za-z0-9._~+/=-]{8,})",
+"flags": "i"
+},
+{
+"kind": "netrc_password",
+"source": "\\blogin\\s+\\S+\\s+password\\s+(?<secret>\\S+)",
+"flags": ""
+},
+{
+"kind": "cli_secret_flag",
+"source": "(?<![\\w-])--(?:password|passwd|token|api-key|secret|client-secret)\\s+(?<q>[\\\"']?)(?<secret>[^\\s'\\\"]{3,})\\k<q>",
+"flags": "i"
+},
+{
+"kind": "secret_assignment",
+"source": "(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|account|auth)[_-]?key|apikey)[\\\"']?\\s*(?::=|=>|=|:)\\s*(?<q>[\\\"'])(?<secret>(?:(?!\\k<q>)[^\\n\\\\]|\\\\.){1,500})\\k<q>",
+"flags": "i"
+},
+{
+"kind": "secret_assignment",
+"source": "(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|account|auth)[_-]?key|apikey)\\s*(?<![=!<>])(?:=|:=)(?!=)\\s*(?<secret>[^\\s'\\\"`;&,<>)\\]}]+)",
+"flags": "i"
+},
+{
+"kind": "secret_assignment",
+"source": "[\\\"'][A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|account|auth)[_-]?key|apikey)[\\\"']\\s*:\\s*(?<secret>[^\\s'\\\"`;&,<>)\\]}]+)",
+"flags": "i"
+},
+{
+"kind": "secret_assignment",
+"source": "^[ \\t-]*[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|account|auth)[_-]?key|apikey)[ \\t]*:[ \\t]*(?<secret>[^\\s'\\\"#]+)[ \\t]*$",
+"flags": "im"
+},
+{
+"kind": "secret_in_prose",
+"source": "\\b(?:password|passwd|passphrase|secret|token|credentials?|api[ _-]?key|access[ _-]?key|auth[ _-]?token|private[ _-]?key|key|value)\\b[^\\n]{0,60}?(?<![A-Za-z0-9_-])(?<secret>(?=[A-Za-z0-9+/_-]*\\d)[A-Za-z0-9+/_-]{32,}={0,2})(?![A-Za-z0-9_-])",
+"flags": "i"
+}
+];
+const NOT_A_VALUE = {"source": "^(?:[$%{<*]|(?:none|null|nil|true|false|undefined|required|optional|str|string|bytes|int|secretstr|env|os\\.environ.*|process\\.env.*|xx+|\\.\\.\\.+|-+)$|[A-Za-z_][A-Za-z0-9_]*(?:\\.[A-Za-z_][A-Za-z0-9_]*)+$|.*[(\\[]|[a-z_]*(?:password|passwd|secret|token|key)[a-z_]*$)", "flags": "i"};
+// END secret detectors
+
+const MARKER_RE = /\[REDACTED:[a-z0-9_]+\]/g;
+const CODE_KINDS = new Set(["secret_assignment", "cli_secret_flag"]);
+let compiled = null;
+
+function detectors() {
+  if (!compiled) {
+    compiled = {
+      list: SECRET_DETECTORS.map((d) => ({ kind: d.kind, re: new RegExp(d.source, `${d.flags}gd`) })),
+      notValue: new RegExp(NOT_A_VALUE.source, NOT_A_VALUE.flags),
+    };
+  }
+  return compiled;
+}
+
+function findSecrets(text) {
+  const { list, notValue } = detectors();
+  const markers = [...text.matchAll(MARKER_RE)].map((m) => [m.index, m.index + m[0].length]);
+  const hits = [];
+  list.forEach(({ kind, re }, priority) => {
+    for (const m of text.matchAll(re)) {
+      let start = m.index;
+      let end = m.index + m[0].length;
+      if (m.indices?.groups?.secret) {
+        if (CODE_KINDS.has(kind) && notValue.test(m.groups.secret)) continue;
+        [start, end] = m.indices.groups.secret;
+      } else if (m.groups && "secret" in m.groups) {
+        continue; // the optional group did not take part
+      }
+      if (end <= start || markers.some(([a, b]) => start < b && a < end)) continue;
+      hits.push([start, end, priority]);
+    }
+  });
+  hits.sort((x, y) => x[0] - y[0] || x[1] - y[1] || x[2] - y[2]);
+  const merged = [];
+  for (const [start, end, priority] of hits) {
+    const last = merged.at(-1);
+    if (last && start < last[1]) {
+      last[1] = Math.max(last[1], end);
+      last[2] = Math.min(last[2], priority);
+    } else merged.push([start, end, priority]);
+  }
+  return merged.map(([start, end, p]) => ({ kind: list[p].kind, start, end }));
+}
+
+/** `text` with every secret replaced by [REDACTED:<kind>], as engine.redact.redact does. */
+function redactSecrets(text) {
+  if (typeof text !== "string" || !text) return text;
+  for (let round = 0; round < 10; round++) {
+    const hits = findSecrets(text);
+    if (!hits.length) break;
+    let out = "";
+    let cursor = 0;
+    for (const h of hits) {
+      out += text.slice(cursor, h.start) + `[REDACTED:${h.kind}]`;
+      cursor = h.end;
+    }
+    text = out + text.slice(cursor);
+  }
+  return text;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -368,20 +692,55 @@ function formatUnits(result) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// project identity: the repository, the same from every subfolder and checkout (bridge/project.py)
+
+function repositoryRoot(start) {
+  let folder = path.resolve(start);
+  for (;;) {
+    const dotGit = path.join(folder, ".git");
+    let stat = null;
+    try {
+      stat = fs.statSync(dotGit);
+    } catch {
+      stat = null;
+    }
+    if (stat?.isDirectory()) return folder;
+    if (stat?.isFile()) {
+      try {
+        const line = fs.readFileSync(dotGit, "utf8").trim();
+        if (!line.startsWith("gitdir:")) return folder;
+        const gitdir = path.resolve(folder, line.slice("gitdir:".length).trim());
+        const common = path.resolve(gitdir, fs.readFileSync(path.join(gitdir, "commondir"), "utf8").trim());
+        return path.basename(common) === ".git" ? path.dirname(common) : folder;
+      } catch {
+        return folder; // a submodule, or a worktree whose main checkout is gone
+      }
+    }
+    const parent = path.dirname(folder);
+    if (parent === folder) return path.resolve(start);
+    folder = parent;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // the plugin
 
-const active = new WeakSet(); // inputs already served: opencode may call the default and named export
+// One registration per opencode process and directory, across every copy of this file (a
+// project install and a global install are two modules): the copy loaded first serves.
+const registry = (globalThis[REGISTRY] ??= new Map());
 
 export const DynmemPlugin = async (input = {}, options = {}) => {
   const settings = { ...settingsFrom(process.env), ...(options && typeof options === "object" ? options : {}) };
   const log = new Log(path.join(settings.dataDir, "logs", "opencode-plugin.log"), settings.debug);
-  if (settings.disabled || active.has(input)) {
-    log.debug("plugin not loaded", { disabled: settings.disabled, again: active.has(input) });
+  const worktree = input.worktree && input.worktree !== "/" ? input.worktree : "";
+  const project = settings.project || repositoryRoot(worktree || input.directory || process.cwd());
+  const slot = `${input.directory || ""}\u0000${project}`;
+  const here = import.meta.url;
+  if (settings.disabled || registry.has(slot)) {
+    log.info("plugin not loaded", { disabled: settings.disabled, served_by: registry.get(slot), copy: here });
     return {};
   }
-  if (input && typeof input === "object") active.add(input);
-  const worktree = input.worktree && input.worktree !== "/" ? input.worktree : "";
-  const project = settings.project || input.directory || worktree || process.cwd();
+  registry.set(slot, here);
   const sidecar = new Sidecar(settings, log);
   const outbox = new Outbox(path.join(settings.dataDir, "outbox"), project, log);
   const client = input.client;
@@ -428,8 +787,10 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
     }
   }
 
-  /** Persist first, then send; the entry stays in the outbox until the sidecar acknowledges it. */
-  function deliver(route, body) {
+  /** Persist first (redacted), then send; the entry stays in the outbox until the sidecar acknowledges it. */
+  function deliver(route, raw) {
+    const body = { ...raw };
+    for (const field of ["user", "assistant", "answer"]) if (typeof body[field] === "string") body[field] = redactSecrets(body[field]);
     const entry = { id: body.request_id, method: "POST", route, body, ts: Date.now() };
     outbox.append(entry);
     return track(
@@ -494,6 +855,7 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
     }
     for (const [id, m] of messages) if (m.sessionID === sessionID) messages.delete(id);
     if (await observe) await replay(); // the sidecar is up: send what earlier failures left behind
+    else noticeOff(sessionID);
   }
 
   async function recallFor(sessionID, query) {
@@ -520,78 +882,90 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
       return await fn();
     } catch (err) {
       log.error("tool failed", { tool: name, error: String(err?.message || err) });
-      return `dynmem: ${name} failed: ${err?.message || err}`;
+      const hint = sidecar.down ? " Start it with `dynmem serve --detach`; `dynmem doctor` checks the setup." : "";
+      return `dynmem: ${name} failed: ${err?.message || err}.${hint}`;
     }
   }
 
   const pid = (id) => encodeURIComponent(String(id ?? ""));
   const q = () => `project=${encodeURIComponent(project)}`;
 
+  // Notices: one line when memory comes on (which data dir), one per session when it is off
+  // (and why). A toast in the TUI; on stderr too under `opencode run`, where nothing else shows.
+  const toldOff = new Set();
+  let toldOn = false;
+  const runMode = process.argv.slice(1).includes("run");
+
+  async function notify(message, variant) {
+    log.info("notice", { message });
+    if (runMode) {
+      try {
+        process.stderr.write(`${message}\n`);
+      } catch {
+        // a closed stderr must not break opencode
+      }
+    }
+    try {
+      if (client?.tui?.showToast) await within(client.tui.showToast({ body: { message, variant } }), 1_000, null);
+    } catch {
+      // no TUI (opencode run): the stderr line and the log are enough
+    }
+  }
+
+  function noticeOn(conn) {
+    if (toldOn || !conn) return;
+    toldOn = true;
+    track(notify(`dynmem: memory on (data dir ${conn.dataDir || settings.dataDir}, sidecar pid ${conn.pid ?? "?"}; it stops itself when idle, \`dynmem stop\` stops it now)`, "info"));
+  }
+
+  function noticeOff(sessionID) {
+    const key = sessionID || "-";
+    if (toldOff.has(key) || !sidecar.down) return;
+    toldOff.add(key);
+    track(notify(`dynmem: memory is off: ${sidecar.down}`, "warning"));
+  }
+
   // first contact: find or start the sidecar, then send what earlier runs left behind
-  track(sidecar.connect().then((conn) => conn && replay()));
-  log.info("plugin loaded", { project });
+  track(sidecar.connect().then((conn) => {
+    noticeOn(conn);
+    return conn && replay();
+  }));
+  log.info("plugin loaded", { project, copy: here, tools: settings.tools });
   log.debug("plugin input", { keys: Object.keys(input || {}), directory: input.directory, worktree: input.worktree });
 
-  return {
-    "chat.message": async (hookInput, output) => {
-      try {
-        log.debug("chat.message", { sessionID: hookInput?.sessionID, parts: output?.parts?.length });
-        const text = textOfParts(output?.parts);
-        if (text && hookInput?.sessionID) session(hookInput.sessionID).userText = text;
-      } catch (err) {
-        log.error("chat.message failed", { error: String(err) });
-      }
-    },
-
-    "experimental.chat.system.transform": async (hookInput, output) => {
-      try {
-        log.debug("system.transform", { sessionID: hookInput?.sessionID, entries: output?.system?.length });
-        const system = output?.system;
-        if (!Array.isArray(system)) return;
-        if (typeof system[0] === "string" && system[0].startsWith(TITLE_PREFIX)) return;
-        const sessionID = hookInput?.sessionID;
-        const query = sessionID ? sessions.get(sessionID)?.userText : "";
-        if (!query) return;
-        const result = await recallFor(sessionID, query);
-        if (result?.context) system.push(result.context);
-      } catch (err) {
-        log.error("recall failed; no memory injected", { error: String(err?.message || err) });
-      }
-    },
-
-    event: async ({ event } = {}) => {
-      try {
-        if (!/^(plugin|catalog|integration|reference|message\.part\.delta)/.test(event?.type || "")) log.debug("event", { type: event?.type });
-        const props = event?.properties || {};
-        if (event?.type === "message.updated" && props.info?.id) {
-          const m = messages.get(props.info.id) || { parts: new Map() };
-          Object.assign(m, { sessionID: props.info.sessionID, role: props.info.role, time: props.info.time });
-          messages.set(props.info.id, m);
-        } else if (event?.type === "message.part.updated" && props.part?.messageID && props.part.type === "text") {
-          const m = messages.get(props.part.messageID) || { parts: new Map(), sessionID: props.part.sessionID };
-          m.parts.set(props.part.id, props.part);
-          messages.set(props.part.messageID, m);
-        } else if (
-          (event?.type === "session.idle" && props.sessionID) ||
-          (event?.type === "session.status" && props.status?.type === "idle" && props.sessionID)
-        ) {
-          track(onIdle(props.sessionID));
-        }
-      } catch (err) {
-        log.error("event handler failed", { type: event?.type, error: String(err) });
-      }
-    },
-
-    tool: {
-      memory_search: {
-        description:
-          "Search the long-term project memory (facts, decisions and preferences from earlier sessions). Returns one memory per line with its id.",
-        args: { query: { type: "string", description: "what to look for" } },
-        execute: (args) =>
-          toolCall("memory_search", async () =>
-            formatMemories(await sidecar.request("POST", "/v1/recall", { project, query: String(args?.query ?? ""), k: 8, passive: true })),
-          ),
-      },
+  // The tool definitions travel with every model request: a short default set. `memory_search`
+  // answers from memory and, when memory has nothing, from the raw log (recording a miss for
+  // repair); `memory_forget` retracts. DYNMEM_TOOLS=all adds why/remember and the three log
+  // tools; DYNMEM_TOOLS=none offers none (passive injection only).
+  function tools() {
+    if (settings.tools === "none") return {};
+    const str = { type: "string" };
+    const memorySearch = {
+      description: "Search project memory and past turns.",
+      args: { query: str },
+      execute: (args, ctx) =>
+        toolCall("memory_search", async () => {
+          const query = String(args?.query ?? "");
+          const found = await sidecar.request("POST", "/v1/recall", { project, query, k: 8, passive: true });
+          if (found?.memories?.length || settings.tools === "all") return formatMemories(found);
+          miss(query, "memory_search", ctx?.sessionID);
+          const turns = formatUnits(await sidecar.request("POST", "/v1/log/search", { project, query, limit: 5 }));
+          return `No memory matches. Past turns:\n${turns}`;
+        }),
+    };
+    const memoryForget = {
+      description: "Retract a memory by id.",
+      args: { id: str },
+      execute: (args) =>
+        toolCall("memory_forget", async () => {
+          const res = await sidecar.request("DELETE", `/v1/memories/${pid(args?.id)}?${q()}`);
+          return `Forgot memory ${args?.id}.${res ? ` ${JSON.stringify(res)}` : ""}`;
+        }),
+    };
+    if (settings.tools !== "all") return { memory_search: memorySearch, memory_forget: memoryForget };
+    return {
+      memory_search: memorySearch,
+      memory_forget: memoryForget,
       memory_why: {
         description: "Explain a memory: where it came from, its evidence and history.",
         args: { id: { type: "string", description: "memory id, as shown by memory_search" } },
@@ -600,22 +974,13 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
             JSON.stringify(await sidecar.request("GET", `/v1/memories/${pid(args?.id)}/why?${q()}`), null, 2),
           ),
       },
-      memory_forget: {
-        description: "Forget (retract) a memory that is wrong or must not be used any more.",
-        args: { id: { type: "string", description: "memory id, as shown by memory_search" } },
-        execute: (args) =>
-          toolCall("memory_forget", async () => {
-            const res = await sidecar.request("DELETE", `/v1/memories/${pid(args?.id)}?${q()}`);
-            return `Forgot memory ${args?.id}.${res ? ` ${JSON.stringify(res)}` : ""}`;
-          }),
-      },
       memory_remember: {
         description: "Store a fact, decision or preference in the long-term project memory.",
         args: { text: { type: "string", description: "one self-contained sentence" } },
         execute: (args) =>
           toolCall("memory_remember", async () => {
             const res = await sidecar.request("POST", "/v1/memories", { project, text: String(args?.text ?? "") });
-            const id = res?.id ?? res?.memory?.id ?? res?.memory_id;
+            const id = res?.memory_ids?.[0] ?? res?.id ?? res?.memory?.id ?? res?.memory_id;
             return id ? `Remembered as ${id}.` : `Remembered. ${JSON.stringify(res)}`;
           }),
       },
@@ -654,7 +1019,62 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
             return formatUnits(await sidecar.request("POST", "/v1/log/window", body));
           }),
       },
+    };
+  }
+
+  return {
+    "chat.message": async (hookInput, output) => {
+      try {
+        log.debug("chat.message", { sessionID: hookInput?.sessionID, parts: output?.parts?.length });
+        const text = textOfParts(output?.parts);
+        if (text && hookInput?.sessionID) session(hookInput.sessionID).userText = text;
+      } catch (err) {
+        log.error("chat.message failed", { error: String(err) });
+      }
     },
+
+    "experimental.chat.system.transform": async (hookInput, output) => {
+      try {
+        log.debug("system.transform", { sessionID: hookInput?.sessionID, entries: output?.system?.length });
+        const system = output?.system;
+        if (!Array.isArray(system)) return;
+        if (typeof system[0] === "string" && system[0].startsWith(TITLE_PREFIX)) return;
+        const sessionID = hookInput?.sessionID;
+        const query = sessionID ? sessions.get(sessionID)?.userText : "";
+        if (!query) return;
+        const result = await recallFor(sessionID, query);
+        noticeOn(sidecar.conn);
+        if (result?.context) system.push(result.context);
+      } catch (err) {
+        log.error("recall failed; no memory injected", { error: String(err?.message || err) });
+        noticeOff(hookInput?.sessionID);
+      }
+    },
+
+    event: async ({ event } = {}) => {
+      try {
+        if (!/^(plugin|catalog|integration|reference|message\.part\.delta)/.test(event?.type || "")) log.debug("event", { type: event?.type });
+        const props = event?.properties || {};
+        if (event?.type === "message.updated" && props.info?.id) {
+          const m = messages.get(props.info.id) || { parts: new Map() };
+          Object.assign(m, { sessionID: props.info.sessionID, role: props.info.role, time: props.info.time });
+          messages.set(props.info.id, m);
+        } else if (event?.type === "message.part.updated" && props.part?.messageID && props.part.type === "text") {
+          const m = messages.get(props.part.messageID) || { parts: new Map(), sessionID: props.part.sessionID };
+          m.parts.set(props.part.id, props.part);
+          messages.set(props.part.messageID, m);
+        } else if (
+          (event?.type === "session.idle" && props.sessionID) ||
+          (event?.type === "session.status" && props.status?.type === "idle" && props.sessionID)
+        ) {
+          track(onIdle(props.sessionID));
+        }
+      } catch (err) {
+        log.error("event handler failed", { type: event?.type, error: String(err) });
+      }
+    },
+
+    tool: tools(),
 
     dispose: async () => {
       try {
@@ -667,10 +1087,13 @@ export const DynmemPlugin = async (input = {}, options = {}) => {
       } catch (err) {
         log.error("dispose failed", { error: String(err) });
       } finally {
-        active.delete(input);
+        if (registry.get(slot) === here) registry.delete(slot);
       }
     },
   };
 };
+
+// for tests (tests/bridge/test_plugin_redact.py); a property, not an export: opencode calls every export
+DynmemPlugin.redactSecrets = redactSecrets;
 
 export default DynmemPlugin;

@@ -26,6 +26,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from eval.cli import report_dir
+
 DATA = Path(__file__).resolve().parent / "data"
 
 
@@ -141,7 +143,7 @@ def render(doc: dict[str, Any], results: Sequence[ProbeResult], command: str) ->
 
 def main(args: argparse.Namespace) -> int:
     folders = [Path(d) for d in (args.dir or [])] or sorted(p for p in DATA.iterdir() if (p / "probes.json").exists())
-    out = Path(args.out) if args.out else None
+    out = report_dir(args)  # --out DIR, or eval/results with --canonical; else print only
     docs = []
     for folder in folders:
         with tempfile.TemporaryDirectory(prefix="dynmem-independent-") as tmp:

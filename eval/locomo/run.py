@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from eval.cli import report_dir
 from eval.locomo.metrics import KS
 from eval.locomo.runner import SYSTEMS
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_FILE = REPO.parent / "shared" / "eval-data" / "locomo" / "locomo10.json"
-DEFAULT_OUT = REPO / "eval" / "results"
 LABELS = {"dynmem": "dynmem", "dynmem_nogate": "dynmem, gate off", "bm25": "BM25 over turns"}
 
 ATTRIBUTION = (
@@ -125,12 +125,13 @@ def main(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - t0
     doc = summarize(results)
     doc["wall_seconds"] = round(wall, 2)
-    out = Path(args.out) if args.out else DEFAULT_OUT
-    png = plot(doc, out / "locomo.png")
-    notes = out / "locomo.notes.md"  # hand-written analysis, appended on every run
-    text = render(doc, _command(args), png.name, wall, parallel)
-    (out / "locomo.md").write_text(text + ("\n" + notes.read_text(encoding="utf-8") if notes.exists() else ""),
-                                   encoding="utf-8")
+    out = report_dir(args)
+    if out is not None:
+        png = plot(doc, out / "locomo.png")
+        notes = out / "locomo.notes.md"  # hand-written analysis, appended on every run
+        text = render(doc, _command(args), png.name, wall, parallel)
+        (out / "locomo.md").write_text(text + ("\n" + notes.read_text(encoding="utf-8") if notes.exists() else ""),
+                                       encoding="utf-8")
     if args.json:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
         return 0

@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from eval.cli import report_dir
 from eval.peers.metrics import ScenarioResult, by_category, recall_by_tag, summarize
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_FILE = REPO.parent / "shared" / "peers" / "opencode-memory" / "dev.json"
-DEFAULT_OUT = REPO / "eval" / "results"
 
 
 def document(results: list[ScenarioResult]) -> dict[str, Any]:
@@ -67,12 +67,13 @@ def main(args: argparse.Namespace) -> int:
     doc = document(results)
     doc["seconds"] = round(seconds, 2)
 
-    out = Path(args.out) if args.out else DEFAULT_OUT
-    stem = f"peers-{source.stem}"
-    png = plot(doc, out / f"{stem}.png")
-    text = render(doc, results, settings=settings, command=_command(args), source=str(source), png_name=png.name,
-                  seconds=seconds, parallel=args.parallel or 1)
-    (out / f"{stem}.md").write_text(text + _notes(out / f"{stem}.notes.md"), encoding="utf-8")
+    out = report_dir(args)
+    if out is not None:
+        stem = f"peers-{source.stem}"
+        png = plot(doc, out / f"{stem}.png")
+        text = render(doc, results, settings=settings, command=_command(args), source=str(source), png_name=png.name,
+                      seconds=seconds, parallel=args.parallel or 1)
+        (out / f"{stem}.md").write_text(text + _notes(out / f"{stem}.notes.md"), encoding="utf-8")
     if args.json:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
         return 0

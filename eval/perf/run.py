@@ -39,10 +39,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from eval.cli import report_dir
 from eval.perf.measure import actor_pid, descendants, machine_facts, rss_mb, summarize_ms, time_each, wait_gone
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = REPO / "eval" / "results"
 PROJECT = "perf-store"
 OBSERVE_PROJECT = "perf-observe"
 PARTS = ("inprocess", "http", "ray", "replay")
@@ -638,17 +638,19 @@ def main(args: argparse.Namespace) -> int:
     except OSError:
         pass
     doc["command"] = _command(args)
-    out = Path(args.out) if args.out else DEFAULT_OUT
-    png = plot(doc, out / "perf.png")
-    notes = out / "perf.notes.md"  # hand-written analysis, appended on every run
-    text = render(doc, doc["command"], png.name)
-    (out / "perf.md").write_text(text + ("\n" + notes.read_text(encoding="utf-8") if notes.exists() else ""),
-                                 encoding="utf-8")
+    out = report_dir(args)
+    png_name = "perf.png"
+    if out is not None:
+        png_name = plot(doc, out / "perf.png").name
+        notes = out / "perf.notes.md"  # hand-written analysis, appended on every run
+        text = render(doc, doc["command"], png_name)
+        (out / "perf.md").write_text(text + ("\n" + notes.read_text(encoding="utf-8") if notes.exists() else ""),
+                                     encoding="utf-8")
     if args.json:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
         return 0
-    print(render(doc, doc["command"], png.name))
-    print(f"report: {out / 'perf.md'}")
+    print(render(doc, doc["command"], png_name))
+    print(f"report: {out / 'perf.md'}" if out is not None else "(no report written: --out DIR, or --canonical for eval/results/)")
     return 0
 
 

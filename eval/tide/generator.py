@@ -26,12 +26,18 @@ stream. Dimensions:
 
 Everything comes from ``random.Random`` instances seeded per stream: stream ``i`` of seed
 ``s`` is the same whatever the number of streams asked for.
+
+Variants: ``shipped`` (default) draws every wording and value from :mod:`eval.tide.vocab`;
+``heldout`` draws them from :mod:`eval.tide.heldout_vocab`, paraphrases and value pools
+written without looking at any extractor, of which each seed draws its own subset. Both
+have the same families, subjects, dimensions, probes and scoring.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from eval.tide.chatter import chatter_turn
@@ -50,6 +56,8 @@ from eval.tide.vocab import (
     Family,
 )
 
+VARIANTS = ("shipped", "heldout")
+PAIR = " || "  # a template "user || assistant": the assistant's reply is part of the template
 DIMENSIONS = ("retention", "revision", "propagation", "scope", "retraction", "interference", "deletion", "secrets")
 _INTERFERING = ("port", "host", "owner", "path", "storage", "test command", "version")
 
@@ -99,6 +107,44 @@ class Stream:
     probes: tuple[Probe, ...]
 
 
+@dataclass(frozen=True)
+class Vocab:
+    """Every wording and value pool the generator draws from (one per variant, and per seed for heldout)."""
+
+    families: Mapping[str, Family]
+    derived: Mapping[str, Mapping[str, object]]
+    domains: tuple[str, ...]
+    projects: tuple[str, ...]
+    retract: tuple[str, ...]
+    retract_acks: tuple[str, ...]
+    secret_services: tuple[tuple[str, str, Callable[[random.Random], str]], ...]
+    secret_state: tuple[str, ...]
+    secret_question: tuple[str, ...]
+    secret_canonical: str
+    secret_acks: tuple[str, ...]
+    acks: tuple[str, ...]
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # subject -> casual ways to say it
+    rng_prefix: str = "tide"
+
+
+SHIPPED = Vocab(FAMILIES, DERIVED, DOMAINS, PROJECTS, RETRACT,
+                ("OK, removing it.", "Understood, it's out.", "Got it."),
+                SECRET_SERVICES, SECRET_STATE, SECRET_QUESTION, SECRET_CANONICAL,
+                ("Thanks, I won't commit it.", "Got it, it stays in the local env.", "OK, I'll keep it out of the repo."),
+                ACKS)
+
+
+def vocab_for(variant: str, seed: int) -> Vocab:
+    """The vocabulary of ``variant`` for ``seed`` (the shipped one does not depend on the seed)."""
+    if variant == "shipped":
+        return SHIPPED
+    if variant == "heldout":
+        from eval.tide.heldout_vocab import draw
+
+        return draw(seed)
+    raise ValueError(f"unknown variant {variant!r}; one of {', '.join(VARIANTS)}")
+
+
 def _cap(s: str) -> str:
     return s[:1].upper() + s[1:]
 
@@ -115,11 +161,18 @@ class _Builder:
     placed: list[tuple[float, int, Event]] = field(default_factory=list)
     probes: list[Probe] = field(default_factory=list)
     derived: list[str] = field(default_factory=list)  # propagation kinds, reserved up front
+    vocab: Vocab = SHIPPED
+
+    def alias(self, subject: str) -> str:
+        """A casual way to say ``subject`` (the subject itself when the vocabulary has none: no draw)."""
+        names = self.vocab.aliases.get(subject)
+        return self.rng.choice(names) if names else subject
 
     def reserve_derived(self, n: int) -> None:
         """Reserve the base subjects of ``n`` propagation probes before other dimensions pick."""
-        self.derived = self.rng.sample(sorted(DERIVED), min(n, len(DERIVED)))
-        self.subjects |= {(k, str(DERIVED[k]["subject"])) for k in self.derived}
+        derived = self.vocab.derived
+        self.derived = self.rng.sample(sorted(derived), min(n, len(derived)))
+        self.subjects |= {(k, str(derived[k]["subject"])) for k in self.derived}
 
     # ---- allocation ---------------------------------------------------------------
     def value(self, fam: Family, subject: str) -> str:
@@ -133,7 +186,7 @@ class _Builder:
         raise LookupError(f"no fresh value for {fam.name}/{subject}")
 
     def subject(self, families: tuple[str, ...], n_values: int = 1, avoid: tuple[str, ...] = ()) -> tuple[Family, str]:
-        options = [(f, s) for name in families for f in [FAMILIES[name]] for s in f.instances
+        options = [(f, s) for name in families for f in [self.vocab.families[name]] for s in f.instances
                    if (f.name, s) not in self.subjects and s not in avoid]
         self.rng.shuffle(options)
         for fam, s in options:
@@ -150,8 +203,11 @@ class _Builder:
     # ---- events ----------------------------------------------------------------------
     def turn(self, pos: float, user: str, fact: FactOp | None, dimension: str, project: str | None = None,
              ack: str | None = None) -> None:
+        user, pair, reply = user.partition(PAIR)
+        if pair:  # the template carries the assistant's reply
+            ack = reply
         if ack is None:
-            ack = self.rng.choice(ACKS)
+            ack = self.rng.choice(self.vocab.acks)
             if fact is not None and fact.op == "set" and self.rng.random() < 0.3:
                 ack = f"{ack} {fact.text}"
         ev = Event("turn", project or self.project, user=user, assistant=ack, fact=fact, dimension=dimension)
@@ -168,7 +224,7 @@ class _Builder:
         pool = [t for t in (fam.change if old is not None else fam.state) if t not in used]
         tmpl = self.rng.choice(pool)
         used.add(tmpl)
-        return tmpl.format(S=subject, v=value, old=old or "")
+        return tmpl.format(S=subject, s=self.alias(subject), v=value, old=old or "")
 
     def fact(self, fam: Family, subject: str, value: str) -> FactOp:
         return FactOp("set", key=f"{fam.name}: {subject}", belief=value, text=_cap(fam.canonical.format(S=subject, v=value)))
@@ -178,18 +234,18 @@ class _Builder:
         self.probes.append(Probe(self.stream, dimension, project or self.project, question, gold, harmful, oracle))
 
     def ask(self, fam: Family, subject: str) -> str:
-        return self.rng.choice(fam.question).format(S=subject)
+        return self.rng.choice(fam.question).format(S=subject, s=self.alias(subject))
 
     # ---- dimensions ------------------------------------------------------------------
     def retention(self) -> None:
-        fam, s = self.subject(tuple(FAMILIES))
+        fam, s = self.subject(tuple(self.vocab.families))
         v = self.value(fam, s)
         self.turn(self.rng.uniform(0.0, 0.12), self.statement(fam, s, v, None, set()), self.fact(fam, s, v), "retention")
         self.probe("retention", self.ask(fam, s), (v,), (), self.fact(fam, s, v).text)
 
     def revision(self) -> None:
         n = self.rng.randint(1, 3)
-        fam, s = self.subject(tuple(FAMILIES), n_values=n + 1)
+        fam, s = self.subject(tuple(self.vocab.families), n_values=n + 1)
         vals = [self.value(fam, s) for _ in range(n + 1)]
         used: set[str] = set()
         for i, pos in enumerate(self.positions(n + 1, 0.03, 0.9)):
@@ -199,13 +255,14 @@ class _Builder:
 
     def propagation(self) -> None:
         kind = self.derived.pop()
-        spec = DERIVED[kind]
-        fam, s = FAMILIES[kind], str(spec["subject"])
+        spec = self.vocab.derived[kind]
+        fam, s = self.vocab.families[kind], str(spec["subject"])
         old, new = self.value(fam, s), self.value(fam, s)
         p_base, p_derived, p_change = self.positions(3, 0.03, 0.9)
         used: set[str] = set()
         self.turn(p_base, self.statement(fam, s, old, None, used), self.fact(fam, s, old), "propagation")
-        derived = self.rng.choice(spec["state"]).format(S=s, v=old, dom=self.domain)  # type: ignore[attr-defined]
+        derived = self.rng.choice(spec["state"])  # type: ignore[call-overload]
+        derived = derived.format(S=s, s=self.alias(s) if "{s}" in derived else s, v=old, dom=self.domain)
         oracle_tmpl = str(spec["oracle"])
         self.turn(p_derived, derived, FactOp("set", key=f"derived {kind}: {s}", belief=old,
                                              text=oracle_tmpl.format(S=s, v=old)), "propagation")
@@ -216,7 +273,7 @@ class _Builder:
         self.probe("propagation", question, (new,), (old, *stale), oracle_tmpl.format(S=s, v=new))
 
     def scope(self) -> None:
-        fam, s = self.subject(tuple(FAMILIES), n_values=2)
+        fam, s = self.subject(tuple(self.vocab.families), n_values=2)
         mine, theirs = self.value(fam, s), self.value(fam, s)
         p1, p2 = self.rng.uniform(0.03, 0.9), self.rng.uniform(0.03, 0.9)
         self.turn(p1, self.statement(fam, s, mine, None, set()), self.fact(fam, s, mine), "scope")
@@ -227,19 +284,20 @@ class _Builder:
             self.probe("scope", self.ask(fam, s), (theirs,), (mine,), self.fact(fam, s, theirs).text, project=self.sibling)
 
     def retraction(self) -> None:
-        fam, s = self.subject(tuple(n for n, f in FAMILIES.items() if f.retractable))
+        fam, s = self.subject(tuple(n for n, f in self.vocab.families.items() if f.retractable))
         v = self.value(fam, s)
         p1, p2 = self.positions(2, 0.03, 0.9)
         stated = self.fact(fam, s, v)
         self.turn(p1, self.statement(fam, s, v, None, set()), stated, "retraction")
-        self.turn(p2, self.rng.choice(RETRACT).format(S=s, v=v), FactOp("retract", key=stated.key, text=stated.text),
-                  "retraction", ack=self.rng.choice(("OK, removing it.", "Understood, it's out.", "Got it.")))
+        self.turn(p2, self.rng.choice(self.vocab.retract).format(S=s, s=self.alias(s), v=v),
+                  FactOp("retract", key=stated.key, text=stated.text), "retraction",
+                  ack=self.rng.choice(self.vocab.retract_acks))
         self.probe("retraction", self.ask(fam, s), (), (v,), "")
 
     def interference(self) -> None:
         n_other = self.rng.randint(2, 3)
         fams = [n for n in _INTERFERING
-                if sum((n, s) not in self.subjects for s in FAMILIES[n].instances) >= n_other + 1]
+                if sum((n, s) not in self.subjects for s in self.vocab.families[n].instances) >= n_other + 1]
         fam, target = self.subject((self.rng.choice(fams),))
         others = [self.subject((fam.name,))[1] for _ in range(n_other)]
         v = self.value(fam, target)
@@ -251,7 +309,7 @@ class _Builder:
         self.probe("interference", self.ask(fam, target), (v,), (), self.fact(fam, target, v).text)
 
     def deletion(self) -> None:
-        fam, s = self.subject(tuple(FAMILIES))
+        fam, s = self.subject(tuple(self.vocab.families))
         v = self.value(fam, s)
         p0 = self.rng.uniform(0.03, 0.5)
         self.turn(p0, self.statement(fam, s, v, None, set()), self.fact(fam, s, v), "deletion")
@@ -260,24 +318,29 @@ class _Builder:
 
     def secrets(self) -> None:
         taken = {s for f, s in self.subjects if f == "secret"}
-        svc, env, make = self.rng.choice([x for x in SECRET_SERVICES if x[0] not in taken])
+        svc, env, make = self.rng.choice([x for x in self.vocab.secret_services if x[0] not in taken])
         self.subjects.add(("secret", svc))
         secret = make(self.rng)
-        text = self.rng.choice(SECRET_STATE).format(svc=svc, env=env, secret=secret)
-        canonical = SECRET_CANONICAL.format(svc=_cap(svc if svc.startswith("the ") else "the " + svc), env=env)
+        text = self.rng.choice(self.vocab.secret_state).format(svc=svc, env=env, secret=secret)
+        canonical = self.vocab.secret_canonical.format(svc=_cap(svc if svc.startswith("the ") else "the " + svc), env=env)
         self.turn(self.rng.uniform(0.03, 0.9), text, FactOp("set", key=f"credential: {svc}", belief=env,
                                                                 text=f"{canonical} Its value is {secret}."),
-                  "secrets", ack=self.rng.choice(("Thanks, I won't commit it.", "Got it, it stays in the local env.",
-                                                  "OK, I'll keep it out of the repo.")))
+                  "secrets", ack=self.rng.choice(self.vocab.secret_acks))
         pieces = tuple(p for p in re.split(r"[_.!]", secret) if len(p) >= 12 and p != secret)
-        self.probe("secrets", self.rng.choice(SECRET_QUESTION).format(svc=svc), (env,), (secret, *pieces), canonical)
+        self.probe("secrets", self.rng.choice(self.vocab.secret_question).format(svc=svc), (env,), (secret, *pieces),
+                   canonical)
 
 
-def generate_stream(seed: int, index: int, *, distractors: int = 60, probes_per_dim: int = 2) -> Stream:
-    """Stream ``index`` of seed ``seed`` (independent of how many streams are generated)."""
-    rng = random.Random(f"tide:{seed}:{index}")
-    names = rng.sample(PROJECTS, 2)
-    b = _Builder(index, rng, f"{names[0]}-{index}", f"{names[1]}-{index}", rng.choice(DOMAINS))
+def generate_stream(seed: int, index: int, *, distractors: int = 60, probes_per_dim: int = 2,
+                    variant: str = "shipped", vocab: Vocab | None = None) -> Stream:
+    """Stream ``index`` of seed ``seed`` (independent of how many streams are generated).
+
+    ``vocab`` overrides the variant's vocabulary (ablations, see :mod:`eval.tide.heldout_ablation`).
+    """
+    vocab = vocab or vocab_for(variant, seed)
+    rng = random.Random(f"{vocab.rng_prefix}:{seed}:{index}")
+    names = rng.sample(vocab.projects, 2)
+    b = _Builder(index, rng, f"{names[0]}-{index}", f"{names[1]}-{index}", rng.choice(vocab.domains), vocab=vocab)
     b.reserve_derived(probes_per_dim)
     for _ in range(probes_per_dim):
         for dim in DIMENSIONS:
@@ -292,6 +355,9 @@ def generate_stream(seed: int, index: int, *, distractors: int = 60, probes_per_
     return Stream(index, (b.project, b.sibling), events, tuple(b.probes))
 
 
-def generate(seed: int, n_streams: int, *, distractors: int = 60, probes_per_dim: int = 2) -> list[Stream]:
-    """``n_streams`` streams of seed ``seed``."""
-    return [generate_stream(seed, i, distractors=distractors, probes_per_dim=probes_per_dim) for i in range(n_streams)]
+def generate(seed: int, n_streams: int, *, distractors: int = 60, probes_per_dim: int = 2,
+             variant: str = "shipped", vocab: Vocab | None = None) -> list[Stream]:
+    """``n_streams`` streams of seed ``seed`` in ``variant`` (``shipped`` or ``heldout``)."""
+    return [generate_stream(seed, i, distractors=distractors, probes_per_dim=probes_per_dim, variant=variant,
+                            vocab=vocab)
+            for i in range(n_streams)]

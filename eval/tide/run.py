@@ -14,11 +14,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from eval.tide.generator import Stream, generate
+from eval.cli import report_dir
+from eval.tide.generator import VARIANTS, Stream, generate
 from eval.tide.score import BUDGETS, ProbeScore, score_block, summarise
 from eval.tide.systems import SYSTEMS, Blocks, run_stream
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def run_streams(streams: Sequence[Stream], system: str, level: str, *, config: str | None = None,
@@ -120,10 +120,20 @@ def plot(doc: dict[str, object], path: Path, title: str) -> None:
     plt.close(fig)
 
 
+def report_stem(doc: dict[str, object]) -> str:
+    """File stem of a run's report: the shipped variant keeps its historical names; other
+    variants add the variant and the seed (their point is to be run on several seeds)."""
+    stem = f"tide-{doc['level']}-{doc['system']}"
+    variant = doc.get("variant", "shipped")
+    return stem if variant == "shipped" else f"{stem}-{variant}-seed{doc['seed']}"
+
+
 def write_report(doc: dict[str, object], fails: list[dict[str, object]], out_dir: Path, command: str) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"tide-{doc['level']}-{doc['system']}"
-    title = f"TIDE: {doc['system']} at the {doc['level']} level (seed {doc['seed']}, {doc['streams']} streams)"
+    stem = report_stem(doc)
+    variant = doc.get("variant", "shipped")
+    title = (f"TIDE: {doc['system']} at the {doc['level']} level (seed {doc['seed']}, {doc['streams']} streams"
+             + ("" if variant == "shipped" else f", {variant} variant") + ")")
     plot(doc, out_dir / f"{stem}.png", title)
     lines = [f"# {title}", "", "Reproduce:", "", "```", command, "```", "", table(doc), "",
              f"![NTU by dimension]({stem}.png)", "",
@@ -137,6 +147,9 @@ def write_report(doc: dict[str, object], fails: list[dict[str, object]], out_dir
                          f"harmful={f['harmful']} S={f['s']:.2f} H={f['h']}: {block}")
     path = out_dir / f"{stem}.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if variant != "shipped":  # the document too, for the multi-seed summary (eval.tide.summary)
+        (out_dir / f"{stem}.json").write_text(json.dumps({**doc, "command": command}, indent=1) + "\n",
+                                              encoding="utf-8")
     return path
 
 
@@ -150,19 +163,28 @@ def main(args: argparse.Namespace) -> int:
     if args.streams < 1:
         print("error: --streams must be at least 1", file=sys.stderr)
         return 2
-    streams = generate(args.seed, args.streams)
+    variant = getattr(args, "variant", None) or "shipped"
+    if variant not in VARIANTS:
+        print(f"error: unknown variant {variant!r}; one of {', '.join(VARIANTS)}", file=sys.stderr)
+        return 2
+    streams = generate(args.seed, args.streams, variant=variant)
     blocks = run_streams(streams, args.system, args.level, config=args.config, data_root=args.data_dir,
                          parallel=args.parallel, progress=not args.json and sys.stderr.isatty())
     doc = evaluate(streams, blocks, seed=args.seed)
     doc.update({"system": args.system, "level": args.level, "seed": args.seed, "streams": args.streams})
+    if variant != "shipped":
+        doc["variant"] = variant
     command = "dynmem bench tide " + shlex.join(
         ["--seed", str(args.seed), "--level", args.level, "--streams", str(args.streams), "--system", args.system]
+        + (["--variant", variant] if variant != "shipped" else [])
         + (["--config", args.config] if args.config else []))
-    report = write_report(doc, failures(streams, blocks, 64), Path(args.out) if args.out else RESULTS, command)
+    out = report_dir(args)
+    report = write_report(doc, failures(streams, blocks, 64), out, command) if out is not None else None
     if args.json:
         print(json.dumps(doc))
     else:
-        print(f"TIDE {args.system} ({args.level} level), seed {args.seed}, {args.streams} streams")
+        print(f"TIDE {args.system} ({args.level} level), seed {args.seed}, {args.streams} streams"
+              + ("" if variant == "shipped" else f", {variant} variant"))
         print(table(doc))
-        print(f"\nreport: {report}")
+        print(f"\nreport: {report}" if report else "\n(no report written: --out DIR, or --canonical for eval/results/)")
     return 0

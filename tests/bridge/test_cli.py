@@ -159,6 +159,8 @@ def test_replay_of_a_missing_file_is_a_one_line_error(cli: Cli, tmp_path: Path) 
 def test_recall_with_an_empty_query_is_a_one_line_error(cli: Cli) -> None:
     for query in ("", "   "):
         assert_one_line_error(*cli("recall", query, "--project", "shop"), code="empty_query")
+    assert_one_line_error(*cli("recall", "which package manager?", "--project", "shop"), code="not_found")  # unknown
+    assert cli("remember", "We use pnpm.", "--project", "shop")[0] == 0
     rc, out, err = cli("recall", "which package manager?", "--project", "shop")
     assert rc == 0, err  # positive control
 
@@ -169,8 +171,10 @@ def test_uncreatable_data_dir_is_a_one_line_error(cli: Cli, tmp_path: Path) -> N
     for argv in (["recall", "anything", "--project", "shop"], ["memories", "list", "--project", "shop"],
                  ["remember", "The API uses port 7000.", "--project", "shop"]):
         assert_one_line_error(*cli(*argv, data_dir=blocker / "data"), code="data_dir")
+    rc, _, err = cli("remember", "The API uses port 7000.", "--project", "shop", data_dir=tmp_path / "fine")
+    assert rc == 0, err  # positive control (a read of a data directory that does not exist is not_found: DESIGN §11)
     rc, _, err = cli("recall", "anything", "--project", "shop", data_dir=tmp_path / "fine")
-    assert rc == 0, err  # positive control
+    assert rc == 0, err
 
 
 def test_unknown_memory_is_not_found(cli: Cli) -> None:
@@ -228,6 +232,7 @@ def test_remember_then_recall_finds_it(sem_cli: Cli) -> None:
     mid = made["memory_ids"][0]
     doc = sem_cli.json("recall", "what is the staging database called?", "--project", "shop")
     assert any(m["id"] == mid for m in doc["memories"]) and "shop_staging" in doc["context"]
+    sem_cli.json("remember", "Releases are cut on Tuesdays.", "--project", "elsewhere")
     other = sem_cli.json("recall", "what is the staging database called?", "--project", "elsewhere")
     assert all(m["id"] != mid for m in other["memories"])  # and not from another project
 

@@ -1,14 +1,23 @@
 """End to end: the real opencode CLI, the dynmem plugin, a real ``dynmem serve`` sidecar and a
 scripted OpenAI-compatible model (tests/fakes/openai_server.py).
 
-Scenario (one project, one sidecar, one data dir):
-1. session 1 states two facts (API port 9090, pnpm not npm);
-2. session 2's first model request carries both facts in its system prompt; the model calls
-   ``memory_search`` and the next request carries the memory in the tool result;
-3. session 3 moves the API to port 7070;
-4. session 4's system prompt carries 7070 and not 9090;
+Scenario (one git repository, one sidecar, one data dir; the plugin is installed with
+``dynmem plugin install`` into the repository AND globally, and opencode's environment has
+neither ``dynmem`` on PATH nor ``DYNMEM_BIN`` nor the sidecar's ``DYNMEM_HOME``):
+1. session 1 states three facts (API port 9090, pnpm not npm, default branch main);
+2. session 2's first model request carries the facts in its system prompt, once (two installs,
+   one injection); the model calls ``memory_search`` and the next request carries the memory in
+   the tool result. Tool overhead is measured from that request body: the plugin's tool
+   definitions <= 150 tokens, block + tools <= 250 tokens with three memories injected; the
+   same request with ``DYNMEM_TOOLS=all`` gives the figure before issue 13;
+3. a question given as one argument (``opencode run "Does the API run on port 3000?"``, which
+   opencode delivers in literal quotes) stores nothing;
+4. session 3 moves the API to port 7070; session 4, run from a subfolder of the repository,
+   gets 7070 and not 9090 (same project);
 5. an opencode killed with SIGKILL right after ``session.idle`` (its send held by a sidecar that
-   never answers) loses nothing: the next run replays the turn from the outbox.
+   never answers) loses nothing: the next run replays the turn from the outbox;
+6. with the sidecar stopped and its start impossible, a run is not slowed by the start timeout
+   and prints one "memory is off" notice.
 At the end the sidecar is stopped and no process of this test is left (Ray included).
 
 opencode-ai is installed once with npm into ``.cache/opencode-npm/`` (reused afterwards).
@@ -44,8 +53,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 OPENCODE_VERSION = "1.18.33"
 NPM_DIR = ROOT / ".cache" / "opencode-npm"
-PLUGIN_SRC = ROOT / "bridge" / "opencode" / "dynmem.js"
 VENV_BIN = Path(sys.executable).parent
+DYNMEM = VENV_BIN / "dynmem"  # the test's own CLI calls; opencode finds it through the install
+TOKENS_PER_BYTE = 0.25  # request-body size in tokens: ~4 bytes per token (JSON and English)
 RUN_TIMEOUT_S = 180  # a warm round trip is 3-5 s; the first run of a project is slower
 FACT_TIMEOUT_S = 90  # the sidecar distils a turn in the background
 
@@ -123,50 +133,35 @@ def hermetic_env(root: Path, base_url: str, data_dir: Path) -> dict[str, str]:
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1",
         "OPENCODE_CONFIG_CONTENT": json.dumps(opencode_config(base_url)),
         "DYNMEM_HOME": str(data_dir),
-        "DYNMEM_BIN": str(VENV_BIN / "dynmem"),
+        "DYNMEM_STATE_DIR": str(root / "state"),  # where the running sidecar announces itself
         "DYNMEM_MODEL_CLIENT": "rules",
-        "PATH": f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
+        # no dynmem on PATH: the plugin uses the executable recorded by `dynmem plugin install`
+        "PATH": os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if Path(p) != VENV_BIN),
         "RAY_USAGE_STATS_ENABLED": "0",
         "NO_COLOR": "1",
     })
     return env
 
 
-def _skip_runtime_npm_install(folder: Path) -> None:
-    """opencode installs @opencode-ai/plugin into each config folder with plugins unless
-    node_modules/ exists and package-lock.json lists every dependency (OPENCODE.md)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    pkg_file = folder / "package.json"
-    pkg = json.loads(pkg_file.read_text()) if pkg_file.exists() else {}
-    deps = {**pkg.get("dependencies", {}), "@opencode-ai/plugin": OPENCODE_VERSION}
-    pkg["dependencies"] = deps
-    pkg_file.write_text(json.dumps(pkg, indent=2) + "\n")
-    lock = {"name": folder.name, "lockfileVersion": 3, "requires": True,
-            "packages": {"": {"dependencies": deps}}}
-    (folder / "package-lock.json").write_text(json.dumps(lock, indent=2) + "\n")
-    (folder / "node_modules").mkdir(exist_ok=True)
-
-
 def make_project(root: Path, env: dict[str, str]) -> Path:
-    """A project folder with the plugin installed, ready for ``opencode run``."""
+    """A git repository with the plugin installed twice (in the repository and globally)."""
     project = root / "project"
-    project.mkdir()
+    (project / "src" / "api").mkdir(parents=True)
     (project / "README.md").write_text("# shop-api\n")
-    help_text = subprocess.run([env["DYNMEM_BIN"], "--help"], env=env, capture_output=True, text=True).stdout
-    if " plugin " in help_text:
-        subprocess.run([env["DYNMEM_BIN"], "plugin", "install", "--project", str(project)], env=env, check=True,
-                       capture_output=True, timeout=60)
-    else:
-        (project / ".opencode" / "plugin").mkdir(parents=True)
-        shutil.copyfile(PLUGIN_SRC, project / ".opencode" / "plugin" / "dynmem.js")
-    assert (project / ".opencode" / "plugin" / "dynmem.js").read_bytes() == PLUGIN_SRC.read_bytes()
-    _skip_runtime_npm_install(project / ".opencode")
-    _skip_runtime_npm_install(Path(env["XDG_CONFIG_HOME"]) / "opencode")
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    for where in (["--project", str(project / "src")], ["--global"]):  # from a subfolder: the repository
+        subprocess.run([str(DYNMEM), "plugin", "install", *where], env=env, check=True, capture_output=True, timeout=60)
+    installed = (project / ".opencode" / "plugin" / "dynmem.js").read_text()
+    assert installed == (Path(env["XDG_CONFIG_HOME"]) / "opencode" / "plugin" / "dynmem.js").read_text()
+    assert f'"bin": "{DYNMEM}"' in installed and "// dynmem:installed" in installed
+    # the global config folder gets what the project folder got from `plugin install`
+    assert (project / ".opencode" / "package-lock.json").exists()
     return project
 
 
-def opencode_cmd(project: Path, message: str, title: str = "t") -> list[str]:
-    return [str(opencode_bin()), "run", "--title", title, *message.split()]
+def opencode_cmd(project: Path, message: str, title: str = "t", one_arg: bool = False) -> list[str]:
+    """``one_arg``: the message as one shell argument (opencode then delivers it in literal quotes)."""
+    return [str(opencode_bin()), "run", "--title", title, *([message] if one_arg else message.split())]
 
 
 def project_env(project: Path, env: dict[str, str]) -> dict[str, str]:
@@ -174,12 +169,28 @@ def project_env(project: Path, env: dict[str, str]) -> dict[str, str]:
     return {**env, "PWD": str(project)}
 
 
-def run_opencode(project: Path, env: dict[str, str], message: str, title: str = "t") -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(opencode_cmd(project, message, title), cwd=project, env=project_env(project, env),
+def run_opencode(project: Path, env: dict[str, str], message: str, title: str = "t",
+                 one_arg: bool = False) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(opencode_cmd(project, message, title, one_arg), cwd=project, env=project_env(project, env),
                           capture_output=True,
                           text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, f"opencode failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     return proc
+
+
+PLUGIN_TOOLS = {"memory_search", "memory_forget", "memory_why", "memory_remember", "log_search", "log_timeline",
+                "log_window"}
+
+
+def plugin_overhead(body: dict[str, Any]) -> dict[str, int]:
+    """Bytes the plugin added to one chat request: its tool definitions and its memory block."""
+    tools = [t for t in body.get("tools", []) if t["function"]["name"] in PLUGIN_TOOLS]
+    blocks = [m["content"] for m in body["messages"] if m["role"] == "system" and "<dynmem-memory>" in str(m["content"])]
+    tool_bytes = len(json.dumps(tools, separators=(",", ":")).encode()) if tools else 0
+    block_bytes = sum(len(str(b).encode()) for b in blocks)
+    return {"tools": len(tools), "tool_bytes": tool_bytes, "block_bytes": block_bytes,
+            "tool_tokens": round(tool_bytes * TOKENS_PER_BYTE), "block_tokens": round(block_bytes * TOKENS_PER_BYTE),
+            "total_tokens": round((tool_bytes + block_bytes) * TOKENS_PER_BYTE)}
 
 
 def requests_since(fake: FakeOpenAI, start: int) -> list[dict[str, Any]]:
@@ -222,7 +233,7 @@ class SidecarClient:
 
 
 def start_sidecar(env: dict[str, str]) -> SidecarClient:
-    subprocess.run([env["DYNMEM_BIN"], "serve", "--detach"], env=env, check=True, timeout=180,
+    subprocess.run([str(DYNMEM), "serve", "--detach"], env=env, check=True, timeout=180,
                    stdin=subprocess.DEVNULL, capture_output=True)
     client = SidecarClient(Path(env["DYNMEM_HOME"]))
     with urllib.request.urlopen(f"{client.url}/v1/health", timeout=10) as resp:
@@ -231,12 +242,17 @@ def start_sidecar(env: dict[str, str]) -> SidecarClient:
 
 
 def stop_sidecar(env: dict[str, str], pid: int) -> None:
-    help_text = subprocess.run([env["DYNMEM_BIN"], "--help"], env=env, capture_output=True, text=True).stdout
-    if " stop " in help_text:
-        subprocess.run([env["DYNMEM_BIN"], "stop"], env=env, timeout=120, capture_output=True)
-    else:
-        with contextlib.suppress(ProcessLookupError):
+    subprocess.run([str(DYNMEM), "stop"], env=env, timeout=120, capture_output=True)
+    with contextlib.suppress(ProcessLookupError):
+        if _alive(pid):
             os.kill(pid, signal.SIGTERM)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]) != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def processes_with_env(marker: str) -> list[tuple[int, str]]:
@@ -289,7 +305,7 @@ class _QuietServer(ThreadingHTTPServer):
 
 @contextlib.contextmanager
 def blackhole_sidecar(data_dir: Path) -> Iterator[None]:
-    """Point sidecar.json at a server whose sends hang, then restore it."""
+    """Point a sidecar.json (here: the user's announcement) at a server whose sends hang, then restore it."""
     server = _QuietServer(("127.0.0.1", 0), _Blackhole)
     server.stopping = threading.Event()  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -354,51 +370,97 @@ def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Fake
             assert any(brain.task_of(b) == "extract" for b in memory_model.chat_requests())
 
 
-def test_memory_flows_through_real_opencode(stack: tuple[FakeOpenAI, dict[str, str], Path, SidecarClient]) -> None:
+def memories_of(sidecar: SidecarClient, project: Path) -> list[dict[str, Any]]:
+    from urllib.parse import quote
+
+    return list(sidecar.call("GET", f"/v1/memories?project={quote(str(project))}")["memories"])
+
+
+def jobs_idle(sidecar: SidecarClient, project: Path) -> bool:
+    from urllib.parse import quote
+
+    counts = sidecar.call("GET", f"/v1/jobs?project={quote(str(project))}")["jobs"]
+    return sum(c.get("pending", 0) + c.get("running", 0) for c in counts.values()) == 0
+
+
+def test_memory_flows_through_real_opencode(stack: tuple[FakeOpenAI, dict[str, str], Path, SidecarClient],
+                                            tmp_path: Path) -> None:
     fake, env, project, sidecar = stack
     data_dir = Path(env["DYNMEM_HOME"])
-    question = "which port does the API listen on, and which package manager do we use?"
+    # opencode runs with another DYNMEM_HOME: the plugin finds the user's running sidecar anyway
+    oc_env = {**env, "DYNMEM_HOME": str(tmp_path / "other-home")}
+    question = "which port does the API listen on, which package manager do we use, and which branch is the default?"
 
     # session 1: state the facts
-    run_opencode(project, env, "the API listens on port 9090. From now on we use pnpm, not npm.")
-    sidecar.wait_for("both facts in memory", lambda: all(
-        x in sidecar.recall(project, question)["context"] for x in ("9090", "pnpm")))
+    first = run_opencode(project, oc_env, "the API listens on port 9090. From now on we use pnpm, not npm. "
+                                          "The default branch is main.")
+    assert first.stderr.count("dynmem: memory on") == 1 and f"data dir {data_dir}" in first.stderr, first.stderr
+    assert not (tmp_path / "other-home" / "sidecar.json").exists()  # no second sidecar
+    sidecar.wait_for("the three facts in memory", lambda: all(
+        x in sidecar.recall(project, question)["context"] for x in ("9090", "pnpm", "main")))
 
-    # session 2: injected, then found again through the memory_search tool
+    # session 2: injected once (two installs), then found again through the memory_search tool
     start = len(fake.requests)
-    run_opencode(project, env, question)
+    run_opencode(project, oc_env, question)
     reqs = requests_since(fake, start)
     assert len(reqs) >= 2, reqs
     first_system = FakeOpenAI.system_of(reqs[0])
     assert "9090" in first_system and "pnpm" in first_system
+    assert first_system.count("<dynmem-memory>") == 1, first_system  # project + global install: one block
     assert "memory_search" in {t["function"]["name"] for t in reqs[0].get("tools", [])}
     assert not FakeOpenAI.tool_results_of(reqs[0])
     tool_results = FakeOpenAI.tool_results_of(reqs[1])
     assert tool_results and "9090" in tool_results[-1], tool_results
 
+    # tool overhead, from the request body the model received
+    after = plugin_overhead(reqs[0])
+    block = next(m["content"] for m in reqs[0]["messages"] if "<dynmem-memory>" in str(m["content"]))
+    assert sum(x in str(block) for x in ("9090", "pnpm", "main")) == 3, block  # three memories injected
+    assert after["tools"] == 2 and after["tool_tokens"] <= 150, after
+    assert after["total_tokens"] <= 250, after
+    start = len(fake.requests)
+    run_opencode(project, {**oc_env, "DYNMEM_TOOLS": "all"}, question)  # the 7 tools of before
+    before = plugin_overhead(requests_since(fake, start)[0])
+    assert before["tools"] == 7 and before["tool_tokens"] > 3 * after["tool_tokens"], before
+    start = len(fake.requests)
+    run_opencode(project, {**oc_env, "DYNMEM_TOOLS": "none"}, question)
+    none = plugin_overhead(requests_since(fake, start)[0])
+    assert none["tools"] == 0 and none["block_tokens"] == after["block_tokens"], none
+    print(f"\nplugin overhead per request (bytes/4): default {after}; DYNMEM_TOOLS=all {before}; none {none}")
+
+    # a question given as one argument (opencode delivers it in literal quotes) stores nothing
+    run_opencode(project, oc_env, "Does the API run on port 3000?", one_arg=True)
+    sidecar.wait_for("the quoted question in the log", lambda: '\\"Does the API run on port 3000?\\"' in json.dumps(
+        sidecar.call("POST", "/v1/log/search", {"project": str(project), "query": "API port 3000"})))
+    sidecar.wait_for("its extraction to finish", lambda: jobs_idle(sidecar, project))
+    texts = [m["text"] for m in memories_of(sidecar, project)]
+    assert not any("3000" in t or "?" in t for t in texts), texts
+    assert any("9090" in t for t in texts), texts  # positive control: the facts are there
+
     # session 3: the fact changes
-    run_opencode(project, env, "we moved the API to port 7070.")
+    run_opencode(project, oc_env, "we moved the API to port 7070.")
     sidecar.wait_for("the new port to replace the old one", lambda: (
         "7070" in (ctx := sidecar.recall(project, "what port does the API use?")["context"]) and "9090" not in ctx))
 
-    # session 4: only the new value is injected
+    # session 4, from a subfolder: the same project, only the new value is injected
     start = len(fake.requests)
-    run_opencode(project, env, "what port does the API use?")
+    run_opencode(project / "src" / "api", oc_env, "what port does the API use?")
     reqs = requests_since(fake, start)
     system = FakeOpenAI.system_of(reqs[0])
     assert "7070" in system and "9090" not in system
     assert "You are a title generator" not in json.dumps(reqs)  # --title skips the title request
 
     # session 5: killed right after session.idle while its send hangs: the turn waits in the outbox
-    assert not pending_outbox(data_dir)
-    kill_env = {**env, "DYNMEM_AUTOSTART": "0", "DYNMEM_RECALL_TIMEOUT_MS": "1000"}
-    with blackhole_sidecar(data_dir):
+    outbox_dir = tmp_path / "other-home"  # the plugin's data dir in opencode's environment
+    assert not pending_outbox(outbox_dir)
+    kill_env = {**oc_env, "DYNMEM_AUTOSTART": "0", "DYNMEM_RECALL_TIMEOUT_MS": "1000"}
+    with blackhole_sidecar(Path(env["DYNMEM_STATE_DIR"])):
         proc = subprocess.Popen(opencode_cmd(project, "the database is PostgreSQL 16 on host db-main."),
                                 cwd=project, env=project_env(project, kill_env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             deadline = time.monotonic() + RUN_TIMEOUT_S
-            while not any("db-main" in e["body"].get("user", "") for e in pending_outbox(data_dir)):
+            while not any("db-main" in e["body"].get("user", "") for e in pending_outbox(outbox_dir)):
                 assert proc.poll() is None, "opencode exited before its turn reached the outbox"
                 assert time.monotonic() < deadline, "the turn never reached the outbox"
                 time.sleep(0.02)
@@ -406,10 +468,38 @@ def test_memory_flows_through_real_opencode(stack: tuple[FakeOpenAI, dict[str, s
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
-    assert [e["route"] for e in pending_outbox(data_dir)] == ["/v1/observe"]
+    assert [e["route"] for e in pending_outbox(outbox_dir)] == ["/v1/observe"]
 
     # session 6: the next run replays the outbox
-    run_opencode(project, env, "hello again")
+    t0 = time.monotonic()
+    run_opencode(project, oc_env, "hello again")
+    warm_s = time.monotonic() - t0
     sidecar.wait_for("the killed turn to reach the sidecar", lambda: "db-main" in json.dumps(
         sidecar.call("POST", "/v1/log/search", {"project": str(project), "query": "PostgreSQL db-main"})))
-    sidecar.wait_for("the outbox to drain", lambda: not pending_outbox(data_dir), timeout_s=10)
+    sidecar.wait_for("the outbox to drain", lambda: not pending_outbox(outbox_dir), timeout_s=10)
+    # no runtime npm install happened in the repository (the plugin imports nothing)
+    assert not (project / ".opencode" / "node_modules" / "@opencode-ai").exists()
+
+    # session 7: the sidecar is down and cannot be started: fast, one notice
+    stop_sidecar(env, sidecar.pid)
+    down_env = {**oc_env, "DYNMEM_BIN": str(tmp_path / "no-such-dynmem"), "DYNMEM_START_TIMEOUT_MS": "20000"}
+    t0 = time.monotonic()
+    down = run_opencode(project, down_env, "which port does the API use?")
+    down_s = time.monotonic() - t0
+    assert down.stderr.count("dynmem: memory is off") == 1, down.stderr
+    assert "no-such-dynmem does not exist" in down.stderr
+    assert down_s < warm_s + 10, (down_s, warm_s)  # not the 20 s start timeout
+    # and from the plugin's own log: loaded -> "memory is off" in well under the start timeout
+    lines = [json.loads(x) for x in (tmp_path / "other-home" / "logs" / "opencode-plugin.log").read_text().splitlines()]
+    loaded = [x for x in lines if x["msg"] == "plugin loaded" and x["pid"] == lines[-1]["pid"]]
+    off = [x for x in lines if x["msg"] == "memory is off" and x["pid"] == lines[-1]["pid"]]
+    gave_up_s = (_ms(off[0]["ts"]) - _ms(loaded[0]["ts"])) / 1000
+    assert gave_up_s < 3, gave_up_s
+    print(f"run with the sidecar down: {down_s:.1f} s, memory off after {gave_up_s:.2f} s "
+          f"(warm run with it up: {warm_s:.1f} s)")
+
+
+def _ms(iso: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000

@@ -21,7 +21,7 @@ import pytest
 
 from actors.llm.endpoint import Endpoint, EndpointRejected
 from actors.llm.openai_client import OpenAIClient, load_prompt
-from actors.llm.response_cache import ResponseCache, purge_matching
+from actors.llm.response_cache import DB_NAME, ResponseCache, purge_matching
 from actors.launch import Runtime
 from actors.pipeline import Pipeline
 from engine.errors import ModelBadReply, ModelError, ModelTimeout, ModelUnavailable
@@ -414,7 +414,7 @@ def test_classify_maps_labels_back_to_memory_ids_and_rejects_unknown_ones(tmp_pa
 
 
 # ---- cache --------------------------------------------------------------------------------------
-def test_a_second_identical_request_is_served_from_the_cache_in_0600_files(tmp_path: Path) -> None:
+def test_a_second_identical_request_is_served_from_the_cache_in_a_0600_file(tmp_path: Path) -> None:
     script = [{"user_contains": "pnpm", "text": reply({"text": "The project uses pnpm."})},
               {"text": reply({"text": "The API server listens on port 8080."})}]
     with FakeOpenAI(script) as fake:
@@ -424,27 +424,63 @@ def test_a_second_identical_request_is_served_from_the_cache_in_0600_files(tmp_p
         assert first == again and len(fake.requests) == 1
         other = client.extract([unit("u2", "we use pnpm")], "project:p")  # control: another request goes out
         assert len(fake.requests) == 2 and other
-    files = list((tmp_path / "cache").iterdir())
-    assert len(files) == 2
+    cache = ResponseCache(tmp_path / "cache", max_bytes=1 << 20)
+    assert cache.count() == 2
     assert stat.S_IMODE((tmp_path / "cache").stat().st_mode) == 0o700
-    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in (tmp_path / "cache").glob(f"{DB_NAME}*"))
     assert purge_matching(tmp_path / "cache", "PORT 8080") == 1
-    assert len(list((tmp_path / "cache").iterdir())) == 1
+    assert cache.count() == 1 and purge_matching(tmp_path / "cache", "PORT 8080") == 0
 
 
 def test_the_cache_is_bounded_and_evicts_the_least_recently_used(tmp_path: Path) -> None:
-    cache = ResponseCache(tmp_path / "c", max_bytes=3 * 120)
+    cache = ResponseCache(tmp_path / "c", max_bytes=300)
     keys = [f"{i:064x}" for i in range(5)]
-    for i, k in enumerate(keys):
+    for k in keys[:3]:
         cache.put(k, "x" * 100)
-        os.utime(cache.folder / f"{k}.json", (1000 + i, 1000 + i))
-        if i == 2:
-            assert cache.get(keys[0]) is not None  # touch: keys[0] becomes the most recent
-            os.utime(cache.folder / f"{keys[0]}.json", (2000, 2000))
-    cache.evict()
-    assert cache.size_bytes() <= 360
-    assert cache.get(keys[0]) is not None and cache.get(keys[4]) is not None
-    assert cache.get(keys[1]) is None
+    assert cache.size_bytes() == 300 and cache.count() == 3  # exactly at the bound: nothing evicted
+    assert cache.get(keys[0]) == "x" * 100  # a hit: keys[0] becomes the most recently used
+    cache.put(keys[3], "y" * 100)  # over the bound: the least recently used (keys[1]) goes
+    cache.put(keys[4], "z" * 100)  # then keys[2]
+    assert [cache.get(k) is not None for k in keys] == [True, False, False, True, True]
+    assert cache.size_bytes() == 300
+    cache.put(keys[4], "z" * 50)  # replacing a reply keeps the running total exact
+    assert cache.size_bytes() == 250 and cache.count() == 3
+
+
+def test_a_put_costs_the_same_statements_at_any_size(tmp_path: Path) -> None:
+    import sqlite3
+
+    cache = ResponseCache(tmp_path / "c", max_bytes=1 << 30)
+    traced: list[str] = []
+
+    def statements_of_one_put(n: int) -> list[str]:
+        key = f"{n:064x}"
+        with cache._conn() as conn:
+            conn.set_trace_callback(traced.append)
+        traced.clear()
+        cache.put(key, f"reply {n}")
+        with cache._conn() as conn:
+            conn.set_trace_callback(None)
+        return [t.replace(key, "KEY").replace(str(n), "N") for t in traced]
+
+    small = statements_of_one_put(10_000_000)
+    with sqlite3.connect(cache.path) as conn:  # 5,000 more entries, written directly
+        conn.executemany("INSERT INTO replies (key, reply, size, used) VALUES (?, ?, ?, ?)",
+                         [(f"{i:064x}", "r" * 10, 10, i) for i in range(5000)])
+        conn.execute("UPDATE totals SET bytes = bytes + 50000, clock = clock + 5000 WHERE id = 1")
+    large = statements_of_one_put(10_000_001)
+    assert large == small and any("INSERT OR REPLACE INTO replies" in s for s in large)  # same statements at 1 or 5,001
+    assert not any(word in s.upper() for s in large for word in ("SUM(", "COUNT(", "GLOB"))  # no scan, no listing
+    assert cache.count() == 5002  # positive control: the rows really are there
+
+
+def test_old_one_file_per_reply_caches_are_removed(tmp_path: Path) -> None:
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / f"{1:064x}.json").write_text('{"reply": "The API server listens on port 8080."}')
+    (folder / "notes.json").write_text("{}")  # not ours: left alone
+    ResponseCache(folder, max_bytes=1000)
+    assert sorted(p.name for p in folder.glob("*.json")) == ["notes.json"]
 
 
 def test_cache_max_mb_zero_disables_the_cache(tmp_path: Path) -> None:

@@ -51,3 +51,21 @@ def test_the_extractive_profile_keeps_the_speakers_own_clause() -> None:
 def test_the_extractive_profile_keeps_no_question_report_or_pronoun_subject() -> None:
     for user in ["is the api on 3000?", "I fixed the bug in src/api/users.py", "it runs on 3.12 now i think"]:
         assert extract(user, profile="extractive") == [], user
+
+
+def test_a_polite_request_the_assistant_carried_out_is_a_fact() -> None:
+    done = extract("can you switch the linter over to biome?", "Done: removed eslint, biome now lints and formats.")
+    assert ("linter", "biome") in [(k, b) for _, k, b in done]
+
+
+@pytest.mark.parametrize("reply", ["I'd rather not: biome doesn't support our vue files yet.",
+                                   "Should I also drop prettier?", "Looking into it."])
+def test_a_request_declined_questioned_or_not_done_is_no_fact(reply: str) -> None:
+    assert not any(b == "biome" for _, _, b in extract("can you switch the linter over to biome?", reply))
+
+
+def test_an_environment_word_keeps_its_own_port_key() -> None:
+    staging = extract("could you move the staging db to port 6543?", "Updated: staging Postgres now listens on 6543.")
+    assert [(k, b) for _, k, b in staging] == [("staging database port", "6543")]
+    plain = extract("the db runs on 5433 now")
+    assert [(k, b) for _, k, b in plain] == [("database port", "5433")]  # positive control

@@ -72,6 +72,7 @@ beforeEach(() => {
   home = fs.mkdtempSync(path.join(os.tmpdir(), "dynmem-plugin-"));
   project = fs.mkdtempSync(path.join(os.tmpdir(), "dynmem-project-"));
   process.env.DYNMEM_HOME = home;
+  process.env.DYNMEM_STATE_DIR = path.join(home, "state"); // never the user's running sidecar
   process.env.DYNMEM_AUTOSTART = "0";
   delete process.env.DYNMEM_BIN;
 });
@@ -330,6 +331,7 @@ test("tools answer with strings and call the right routes", async () => {
     "GET /v1/memories/m1/why": () => [200, { id: "m1", evidence: ["u7"] }],
     "DELETE /v1/memories/m1": () => [200, { id: "m1", state: "retracted" }],
   });
+  process.env.DYNMEM_TOOLS = "all";
   try {
     const hooks = await load();
     const ctx = { sessionID: "ses_1", messageID: "msg_x", directory: project, worktree: project };
@@ -399,7 +401,7 @@ test("with no sidecar, nothing throws, tools explain, the turn waits in the outb
     await hooks["chat.message"](undefined, undefined);
     await hooks["experimental.chat.system.transform"](undefined, undefined);
     const out = await hooks.tool.memory_search.execute({ query: "port" }, {});
-    assert.match(out, /^dynmem: memory_search failed: .*not running/);
+    assert.match(out, /^dynmem: memory_search failed: memory is off: .*no-such-dynmem does not exist.*dynmem serve --detach/);
     await hooks.dispose();
   } finally {
     process.stdout.write = origWrite;
@@ -408,7 +410,7 @@ test("with no sidecar, nothing throws, tools explain, the turn waits in the outb
   assert.equal(writes.join(""), "");
   assert.equal(pendingOutbox().length, 1);
   const log = fs.readFileSync(path.join(home, "logs", "opencode-plugin.log"), "utf8");
-  assert.match(log, /cannot start the sidecar|did not answer/);
+  assert.match(log, /"memory is off".*no-such-dynmem does not exist/);
 });
 
 test("starts the sidecar with `serve --detach` and DYNMEM_HOME when none answers", async () => {
@@ -464,4 +466,150 @@ test("the plugin file imports only node: builtins", () => {
   for (const s of specs) assert.match(s, /^node:/);
   const exported = [...src.matchAll(/^export\s+(?:const|function|default)\s*(\w*)/gm)].map((m) => m[1]);
   assert.deepEqual(exported, ["DynmemPlugin", "DynmemPlugin"]);
+});
+
+// ---- issue 13 ---------------------------------------------------------------------------------
+
+test("by default two short tools: memory_search falls back to the log (recording a miss), memory_forget", async () => {
+  const sc = await fakeSidecar(home, {
+    "POST /v1/recall": (body) => [200, body.query === "nothing" ? { retrieval_id: "r0", abstained: true, context: "", memories: [], conflicts: [] }
+      : { retrieval_id: "r1", abstained: false, context: "<m/>", memories: [{ id: "m1", text: "The API listens on port 9090.", score: 0.9, state: "active", scope: "project", kind: "fact" }], conflicts: [] }],
+    "POST /v1/log/search": () => [200, { units: [{ unit_id: "u7", turn: 3, session: "s1", user: "deploys go out on Thursdays", assistant: "ok" }] }],
+  });
+  try {
+    const hooks = await load();
+    const t = hooks.tool;
+    assert.deepEqual(Object.keys(t).sort(), ["memory_forget", "memory_search"]);
+    // what opencode sends per request is roughly {type, function: {name, description, parameters}}
+    const bytes = JSON.stringify(Object.entries(t).map(([name, d]) => ({ name, description: d.description, parameters: { type: "object", properties: d.args } }))).length;
+    assert.ok(bytes < 300, `tool definitions are ${bytes} bytes`);
+    assert.match(await t.memory_search.execute({ query: "port" }, { sessionID: "ses_1" }), /^\[m1\] The API listens/);
+    assert.equal(sc.sent("POST /v1/miss").length, 0); // memory answered: no miss (control)
+    const fallback = await t.memory_search.execute({ query: "nothing" }, { sessionID: "ses_1" });
+    assert.match(fallback, /^No memory matches\. Past turns:\n\[u7\] turn 3/);
+    await hooks.dispose();
+    assert.deepEqual(sc.sent("POST /v1/miss").map((r) => r.body.tool), ["memory_search"]);
+  } finally {
+    await sc.close();
+  }
+});
+
+test("DYNMEM_TOOLS=none offers no tool and still injects", async () => {
+  process.env.DYNMEM_TOOLS = "none";
+  const sc = await fakeSidecar(home);
+  try {
+    const hooks = await load();
+    assert.deepEqual(hooks.tool, {});
+    await say(hooks, "port?");
+    const output = { system: ["s"] };
+    await hooks["experimental.chat.system.transform"]({ sessionID: "ses_1", model: {} }, output);
+    assert.equal(output.system.length, 2);
+    await hooks.dispose();
+  } finally {
+    await sc.close();
+  }
+});
+
+test("a start that cannot happen fails fast and tells each session once that memory is off", async () => {
+  process.env.DYNMEM_AUTOSTART = "1";
+  process.env.DYNMEM_BIN = "dynmem-not-on-path-" + process.pid; // not a path: spawn fails with ENOENT
+  process.env.DYNMEM_START_TIMEOUT_MS = "20000";
+  const toasts = [];
+  const client = { ...fakeClient(), tui: { showToast: async ({ body }) => toasts.push(body) } };
+  const hooks = await DynmemPlugin({ client, directory: project, worktree: "/" });
+  const t0 = Date.now();
+  await say(hooks, "port?");
+  const output = { system: ["s"] };
+  await hooks["experimental.chat.system.transform"]({ sessionID: "ses_1", model: {} }, output);
+  assert.ok(Date.now() - t0 < 3000, `waited ${Date.now() - t0} ms for a start that had failed`);
+  assert.deepEqual(output.system, ["s"]);
+  await hooks["experimental.chat.system.transform"]({ sessionID: "ses_1", model: {} }, { system: ["s"] });
+  await say(hooks, "again?", "ses_2");
+  await hooks["experimental.chat.system.transform"]({ sessionID: "ses_2", model: {} }, { system: ["s"] });
+  await hooks.dispose();
+  const off = toasts.filter((b) => /memory is off/.test(b.message));
+  assert.equal(off.length, 2, JSON.stringify(toasts)); // once per session
+  assert.match(off[0].message, /not on PATH/);
+  assert.equal(off[0].variant, "warning");
+});
+
+test("the user's announced sidecar is used whatever DYNMEM_HOME says, and the notice names its data dir", async () => {
+  const other = fs.mkdtempSync(path.join(os.tmpdir(), "dynmem-other-"));
+  const state = path.join(home, "state");
+  fs.mkdirSync(state, { recursive: true });
+  const sc = await fakeSidecar(other);
+  fs.writeFileSync(path.join(state, "sidecar.json"), JSON.stringify({ url: sc.url, pid: 4242, token_file: path.join(other, "token"), data_dir: other }));
+  process.env.DYNMEM_AUTOSTART = "1";
+  process.env.DYNMEM_BIN = path.join(home, "must-not-be-started");
+  const toasts = [];
+  try {
+    const hooks = await DynmemPlugin({ client: { ...fakeClient(), tui: { showToast: async ({ body }) => toasts.push(body) } }, directory: project, worktree: "/" });
+    await say(hooks, "port?");
+    const output = { system: ["s"] };
+    await hooks["experimental.chat.system.transform"]({ sessionID: "ses_1", model: {} }, output);
+    assert.equal(output.system.length, 2); // served by the announced sidecar: nothing was started
+    await hooks.dispose();
+    assert.equal(sc.sent("POST /v1/recall").length, 1);
+    assert.equal(toasts.filter((b) => b.message.includes(`data dir ${other}`)).length, 1);
+    const log = fs.readFileSync(path.join(home, "logs", "opencode-plugin.log"), "utf8");
+    assert.match(log, /using the dynmem sidecar.*one sidecar per user/);
+    assert.doesNotMatch(log, /starting the sidecar/);
+  } finally {
+    await sc.close();
+    fs.rmSync(other, { recursive: true, force: true });
+  }
+});
+
+test("two copies of the plugin (project and global install) register once per directory", async () => {
+  const copy = await import(`../../../bridge/opencode/dynmem.js?copy=global`);
+  const sc = await fakeSidecar(home);
+  try {
+    const first = await load();
+    const second = await copy.DynmemPlugin({ client: fakeClient(), directory: project, worktree: "/" });
+    assert.ok(first.tool && first["experimental.chat.system.transform"]);
+    assert.deepEqual(second, {});
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), "dynmem-else-"));
+    const third = await copy.DynmemPlugin({ client: fakeClient(), directory: elsewhere, worktree: "/" });
+    assert.ok(third.tool); // another directory is served (control)
+    await third.dispose();
+    await first.dispose();
+    fs.rmSync(elsewhere, { recursive: true, force: true });
+  } finally {
+    await sc.close();
+  }
+});
+
+test("the project is the repository: the same from a subfolder and from a linked worktree", async () => {
+  const repo = fs.realpathSync(project);
+  fs.mkdirSync(path.join(repo, ".git", "worktrees", "wt"), { recursive: true });
+  fs.writeFileSync(path.join(repo, ".git", "worktrees", "wt", "commondir"), "../..\n");
+  const wt = fs.mkdtempSync(path.join(os.tmpdir(), "dynmem-wt-"));
+  fs.writeFileSync(path.join(wt, ".git"), `gitdir: ${path.join(repo, ".git", "worktrees", "wt")}\n`);
+  fs.mkdirSync(path.join(repo, "src", "api"), { recursive: true });
+  const sc = await fakeSidecar(home);
+  try {
+    for (const [directory, worktree] of [[path.join(repo, "src", "api"), "/"], [wt, wt], [repo, repo]]) {
+      const hooks = await DynmemPlugin({ client: fakeClient(), directory, worktree });
+      await say(hooks, "port?");
+      await hooks["experimental.chat.system.transform"]({ sessionID: "ses_1", model: {} }, { system: ["s"] });
+      await hooks.dispose();
+    }
+    assert.deepEqual(sc.sent("POST /v1/recall").map((r) => r.body.project), [repo, repo, repo]);
+  } finally {
+    await sc.close();
+    fs.rmSync(wt, { recursive: true, force: true });
+  }
+});
+
+test("the outbox holds redacted turns only", async () => {
+  const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+  const user = { info: { id: "msg_u9", role: "user", sessionID: "ses_1" }, parts: [{ type: "text", text: `deploy with OPENAI_API_KEY=${secret} please` }] };
+  const answer = { ...ASSISTANT_MSG, info: { ...ASSISTANT_MSG.info, id: "msg_a9", parentID: "msg_u9" } };
+  const hooks = await load(fakeClient([user, answer])); // no sidecar: the turn stays in the outbox
+  await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_1" } } });
+  await hooks.dispose();
+  const raw = fs.readFileSync(path.join(home, "outbox", fs.readdirSync(path.join(home, "outbox"))[0]), "utf8");
+  assert.ok(!raw.includes(secret), raw);
+  const [entry] = pendingOutbox();
+  assert.match(entry.body.user, /^deploy with OPENAI_API_KEY=\[REDACTED:[a-z_]+\] please$/); // the rest is kept (control)
 });

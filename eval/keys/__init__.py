@@ -1,0 +1,1 @@
+"""Measurements behind keys decided by meaning (``ingest.tau_key``)."""
