@@ -48,7 +48,7 @@ from engine.verdicts import apply_review, apply_verdict
 class IndexPort(Protocol):
     """What the engine needs from the IndexActor (a local object or a Ray handle adapter)."""
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed(self, texts: Sequence[str], local_only: Sequence[bool] | None = None) -> np.ndarray: ...
     def upsert(self, scope: str, ids: Sequence[str], vectors: np.ndarray) -> None: ...
     def remove(self, ids: Sequence[str]) -> None: ...
     def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]: ...
@@ -96,7 +96,7 @@ class EngineService:
         stored = self.store.vectors([m.id for m in live]) if live else {}
         missing = [m for m in live if m.id not in stored]
         if missing:
-            vecs = self.index.embed([m.text for m in missing])
+            vecs = self.index.embed([m.text for m in missing], _local_only(missing))
             stored.update({m.id: vecs[i] for i, m in enumerate(missing)})
         self.vectors = {i: np.asarray(v, dtype=np.float32) for i, v in stored.items()}
         if self.vectors:
@@ -157,7 +157,7 @@ class EngineService:
         now = self.clock.now_ms()
         cands = self._resolve_keys([c.model_copy(update={"scope": c.scope or self.scope}) for c in candidates])
         if cands and vectors is None:
-            vectors = self.index.embed([c.text for c in cands])
+            vectors = self.index.embed([c.text for c in cands], _local_only(cands))
         work = self.table  # mirrored as we go; reloaded from the store if the commit fails
         total = Effects()
         new_vecs: dict[str, np.ndarray] = {}
@@ -199,7 +199,9 @@ class EngineService:
             return cands
         need = [k for k in [*known, *unknown] if k not in self._key_vectors]
         if need:
-            raw = np.asarray(self.index.embed(need), dtype=np.float32)  # read-only when it comes from Ray
+            # keys are embedded locally (the bundled embedder, DESIGN §5): a key of a local-only
+            # memory never reaches a remote embedder, and all keys share one space
+            raw = np.asarray(self.index.embed(need, [True] * len(need)), dtype=np.float32)  # read-only from Ray
             vecs = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
             self._key_vectors.update(zip(need, vecs))
         pool = {k: self._key_vectors[k] for k in known}
@@ -318,7 +320,7 @@ class EngineService:
             if cos is None:
                 v = self._vector(mid)
                 if v is None and as_of is not None and not m.purged:
-                    v = self.index.embed([m.text])[0]
+                    v = self.index.embed([m.text], _local_only([m]))[0]
                 cos = float(np.dot(qvec, v)) if v is not None else 0.0
             pool.append(Shortlisted(memory=m, cos=float(cos), lex=lex.get(mid, 0.0)))
         always = self.table.always_on() + self._global.always_on()
@@ -534,7 +536,7 @@ class EngineService:
             raise InvalidInput(f"{len(foreign)} memories belong to another scope than {self.scope} (e.g. {foreign[0]})")
         now = self.clock.now_ms()
         live = [m for m in memories if m.servable and not m.purged]
-        vecs = self.index.embed([m.text for m in live]) if live else None
+        vecs = self.index.embed([m.text for m in live], _local_only(live)) if live else None
         new_vecs = {m.id: vecs[i] for i, m in enumerate(live)} if vecs is not None else {}
         audit = tuple(AuditEvent(memory_id=m.id, action="import", actor=Origin.HUMAN, reason="imported",
                                  request_id=request_id, at_ms=now, to_state=m.state.value) for m in memories)
@@ -571,6 +573,11 @@ class EngineService:
 
     def job_counts(self) -> dict[str, dict[str, int]]:
         return self.store.job_counts()
+
+
+def _local_only(items: Sequence[Memory] | Sequence[Candidate]) -> list[bool]:
+    """Which texts must be embedded locally: a local-only memory never reaches a remote embedder."""
+    return [x.sensitivity == Sensitivity.LOCAL_ONLY for x in items]
 
 
 def _slug(project: str) -> str:

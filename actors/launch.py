@@ -23,10 +23,9 @@ from actors.clock import Clock
 from actors.engine_actor import EngineService, _slug
 from actors.extraction_actor import ExtractionService
 from actors.index_actor import IndexService
-from actors.llm.factory import make_client
 from actors.log_actor import LogService
 from actors.store.writer_lock import WriterLock
-from engine.errors import ActorDied, DynmemError, ServiceUnavailable
+from engine.errors import ActorDied, DynmemError, InvalidInput, ServiceUnavailable
 from engine.models import Memory
 from engine.settings import Settings
 
@@ -102,8 +101,8 @@ class RemoteIndex:
     def __init__(self, ref: Ref) -> None:
         self.ref = ref
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return self.ref.call("embed", texts)  # type: ignore[no-any-return]
+    def embed(self, texts: list[str], local_only: list[bool] | None = None) -> np.ndarray:
+        return self.ref.call("embed", texts, local_only)  # type: ignore[no-any-return]
 
     def upsert(self, scope: str, ids: list[str], vectors: np.ndarray) -> None:
         self.ref.call("upsert", scope, ids, vectors)
@@ -124,6 +123,33 @@ class RemoteGlobal:
 
     def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None:
         return self.ref.call("snapshot", since_version)  # type: ignore[no-any-return]
+
+
+def is_plain_data(value: Any) -> bool:
+    """Whether ``value`` may be an actor's constructor argument: data, not a live object.
+
+    Plain: ``None``, numbers, strings, bytes, paths, enums, pydantic models of plain fields,
+    lists, tuples and dicts of plain values, a :class:`Clock` (it holds at most a number),
+    and the ports that wrap another actor's handle (``RemoteIndex``, ``RemoteGlobal``).
+    Not plain: model clients, endpoints, embedders, stores, anything with a lock or a socket.
+    """
+    from enum import Enum
+
+    from pydantic import BaseModel
+
+    if value is None or isinstance(value, (bool, int, float, str, bytes, Path, Enum)):
+        return True
+    if isinstance(value, BaseModel):
+        return all(is_plain_data(getattr(value, name)) for name in type(value).model_fields)
+    if isinstance(value, (list, tuple)):
+        return all(is_plain_data(v) for v in value)
+    if isinstance(value, dict):
+        return all(is_plain_data(k) and is_plain_data(v) for k, v in value.items())
+    if type(value) in (Clock, *Clock.__subclasses__()):
+        return all(isinstance(v, (int, float)) for v in vars(value).values())
+    if isinstance(value, (RemoteIndex, RemoteGlobal)):
+        return value.ref.remote
+    return False
 
 
 def reachable(address: str, timeout_s: float = 2.0) -> bool:
@@ -167,11 +193,17 @@ class Runtime:
         self.settings = settings
         self.use_ray = use_ray
         self.clock = clock or Clock()
-        self._client_factory = client_factory or (lambda: make_client(settings.model, self.data_dir))
+        if client_factory is not None and use_ray:
+            # A live client holds locks and an HTTP pool: it cannot cross a process boundary.
+            raise InvalidInput("a client_factory works in process only; on Ray each actor builds its client "
+                               "from settings")
+        self._client_factory = client_factory
         self._logs: dict[str, Ref] = {}
         self._engines: dict[str, Ref] = {}
         self._last_used: OrderedDict[str, int] = OrderedDict()  # project -> last use (ms), LRU first
         self._actors: list[Any] = []
+        #: (actor class, constructor arguments) of every actor started, for checks and tests.
+        self.spawned: list[tuple[type, tuple[Any, ...]]] = []
         self._lock = threading.RLock()  # one actor per project, even with concurrent callers
         # One writer per store: taken before any store is opened, released by shutdown().
         self.writer_lock = WriterLock(self.data_dir).acquire()
@@ -185,24 +217,32 @@ class Runtime:
         settings = self.settings
         if self.use_ray:
             init_ray(address or settings.runtime.ray_address or None)
-        self.index = self._spawn(IndexService, settings.embedder.name, settings.embedder.batch_size,
-                                 settings.embedder, settings.model)
-        self.extractors = [self._spawn(ExtractionService, self._client_factory())
-                           for _ in range(max(1, settings.runtime.extraction_workers))]
         from actors.adjudication_actor import AdjudicationService
-
-        self.adjudicator = self._spawn(AdjudicationService, self._client_factory())
         from actors.investigator_actor import InvestigatorService
 
-        self.investigator = self._spawn(InvestigatorService, self._client_factory())
+        self.index = self._spawn(IndexService, settings.embedder, settings.model)
+        self.extractors = [self._service(ExtractionService)
+                           for _ in range(max(1, settings.runtime.extraction_workers))]
+        self.adjudicator = self._service(AdjudicationService)
+        self.investigator = self._service(InvestigatorService)
         self.global_engine = self._spawn(EngineService, None, self.data_dir, settings, self._index_port(), self.clock)
+
+    def _service(self, cls: Any) -> Ref:
+        """A model-client service: built from ``[model]`` inside its actor (or over a test's client)."""
+        if self._client_factory is not None:
+            return Ref(cls.with_client(self._client_factory()), remote=False)
+        return self._spawn(cls, self.settings.model, self.data_dir)
 
     def _index_port(self) -> Any:
         return RemoteIndex(self.index) if self.use_ray else self.index.target
 
     def _spawn(self, cls: type, *args: Any) -> Ref:
+        self.spawned.append((cls, args))
         if not self.use_ray:
             return Ref(cls(*args), remote=False)
+        bad = [a for a in args if not is_plain_data(a)]
+        if bad:
+            raise InvalidInput(f"{cls.__name__} would be built from live objects {bad!r}; actors take plain data")
         import ray
 
         # I/O-bound actors ask for no CPU so that none waits for a slot on a 2-core machine.

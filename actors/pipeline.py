@@ -19,7 +19,7 @@ from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail,
 from engine.errors import ActorDied, DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
 from engine.gate import stored_id
 from engine.limits import check_turn_size, check_turn_time
-from engine.models import Job, Memory, Origin, TurnIn, Unit
+from engine.models import Job, Memory, Origin, Sensitivity, TurnIn, Unit
 from engine.scopes import project_scope
 from engine.signals import is_memory_question
 
@@ -131,9 +131,11 @@ class Pipeline:
                     repair.signal(log, "extraction_failed", " ".join(u.user for u in units)[:2000],
                                   bound_turn=max(u.turn for u in units) + 1, daily_cap=self.rt.settings.repair.daily_cap)
                 failed += 1
-        texts = [c.text for _, _, ex in extracted for c in ex.candidates]
+        cands = [c for _, _, ex in extracted for c in ex.candidates]
+        texts = [c.text for c in cands]
+        local_only = [c.sensitivity == Sensitivity.LOCAL_ONLY for c in cands]
         try:
-            vectors = self.rt.index.call("embed", texts) if texts else None
+            vectors = self.rt.index.call("embed", texts, local_only) if texts else None
         except (ModelUnavailable, ModelTimeout) as exc:  # a remote embedder is down: all wait
             for job, _, _ in extracted:
                 log.call("defer", job.id, self._resume_ms(), f"embed: {exc}")

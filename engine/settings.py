@@ -75,6 +75,7 @@ class ModelSettings(_Section):
     recognize_model: str = ""
     structured: Literal["auto", "json_schema", "json_object"] = "auto"
     timeout_s: float = Field(default=30.0, gt=0)
+    max_output_tokens: int = Field(default=1024, ge=16)  # bounds a reply (a small local model can ramble)
     max_retries: int = Field(default=3, ge=0)  # ours; the openai package's own are off
     retry_base_s: float = Field(default=0.5, ge=0)  # first backoff, doubled per retry, jittered
     retry_max_s: float = Field(default=30.0, ge=0)  # cap on one wait, Retry-After included
@@ -91,6 +92,9 @@ class EmbedderSettings(_Section):
     batch_size: int = 16
     openai_model: str = ""  # embedding model of the [model] endpoint when name = "openai"
     dim: int = Field(default=384, ge=1)  # vector width asked of (and checked on) the openai embedder
+    # Embeds local-only memories (and their half of each query) when ``name`` is a remote embedder:
+    # a local-only text never reaches an endpoint (DESIGN §9). minilm | hash (tests only)
+    local_name: str = "minilm"
 
 
 class ReviewSettings(_Section):
