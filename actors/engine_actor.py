@@ -48,7 +48,7 @@ from engine.verdicts import apply_review, apply_verdict
 class IndexPort(Protocol):
     """What the engine needs from the IndexActor (a local object or a Ray handle adapter)."""
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed(self, texts: Sequence[str], local_only: Sequence[bool] | None = None) -> np.ndarray: ...
     def upsert(self, scope: str, ids: Sequence[str], vectors: np.ndarray) -> None: ...
     def remove(self, ids: Sequence[str]) -> None: ...
     def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]: ...
@@ -95,7 +95,7 @@ class EngineService:
         stored = self.store.vectors([m.id for m in live]) if live else {}
         missing = [m for m in live if m.id not in stored]
         if missing:
-            vecs = self.index.embed([m.text for m in missing])
+            vecs = self.index.embed([m.text for m in missing], _local_only(missing))
             stored.update({m.id: vecs[i] for i, m in enumerate(missing)})
         # Vectors live in memory.sqlite and in the IndexActor's FAISS index, not here: recall
         # reads the few it needs (its candidates') from the store.
@@ -155,7 +155,7 @@ class EngineService:
         now = self.clock.now_ms()
         cands = self._resolve_keys([c.model_copy(update={"scope": c.scope or self.scope}) for c in candidates])
         if cands and vectors is None:
-            vectors = self.index.embed([c.text for c in cands])
+            vectors = self.index.embed([c.text for c in cands], _local_only(cands))
         work = self.table  # mirrored as we go; reloaded from the store if the commit fails
         total = Effects()
         new_vecs: dict[str, np.ndarray] = {}
@@ -197,7 +197,9 @@ class EngineService:
             return cands
         need = [k for k in [*known, *unknown] if k not in self._key_vectors]
         if need:
-            raw = np.asarray(self.index.embed(need), dtype=np.float32)  # read-only when it comes from Ray
+            # keys are embedded locally (the bundled embedder, DESIGN §5): a key of a local-only
+            # memory never reaches a remote embedder, and all keys share one space
+            raw = np.asarray(self.index.embed(need, [True] * len(need)), dtype=np.float32)  # read-only from Ray
             vecs = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
             self._key_vectors.update(zip(need, vecs))
         pool = {k: self._key_vectors[k] for k in known}
@@ -292,12 +294,17 @@ class EngineService:
         query = req.query.strip()
         if not query:
             raise EmptyQuery("the query is empty")
-        if self.project is None or req.project != self.project:
+        if self.project is not None and req.project != self.project:
             raise InvalidInput(f"recall for {req.project!r} sent to the engine of {self.scope}")
+        # The global engine answers for a project that has no stores yet (a read must not create
+        # them): it reads the global scope only, and records nothing.
+        project = self.project if self.project is not None else req.project
+        if self.project is None:
+            req = req.model_copy(update={"passive": True})
         t0 = self.clock.now_ms()
         self._refresh_global()
         r = self.settings.retrieval
-        scopes = sorted(readable_scopes(self.project))
+        scopes = sorted(readable_scopes(project))
         qvec, found = self.index.embed_search(query, scopes, r.shortlist)  # one round trip on the hot path
         hits = dict(found)
         lex = self.table.lexical.search(query, r.shortlist)
@@ -316,7 +323,7 @@ class EngineService:
             if cos is None:
                 v = vectors.get(mid)
                 if v is None and as_of is not None and not m.purged:
-                    v = self.index.embed([m.text])[0]
+                    v = self.index.embed([m.text], _local_only([m]))[0]
                 cos = float(np.dot(qvec, v)) if v is not None else 0.0
             pool.append(Shortlisted(memory=m, cos=float(cos), lex=lex.get(mid, 0.0)))
         always = self.table.always_on() + self._global.always_on()
@@ -335,10 +342,10 @@ class EngineService:
             return float(np.dot(va, vb)) if va is not None and vb is not None else 0.0
 
         now = self.clock.now_ms()
-        sel = select(query, pool, project=self.project, settings=self.settings, now_ms=now, step=self.step,
+        sel = select(query, pool, project=project, settings=self.settings, now_ms=now, step=self.step,
                      k=req.k, budget_tokens=req.budget_tokens, for_model=req.for_model, as_of_ms=as_of,
                      always_on=always, rival_of=rival_of, pair_cosine=pair_cosine)
-        rid = retrieval_id or stable_id("r", self.project, query, now, self.step)
+        rid = retrieval_id or stable_id("r", project, query, now, self.step)
         if not req.passive and as_of is None and (sel.memories or sel.suppressed):
             self._credit_shadow(rid, [m.id for m in sel.memories if m.scope == self.scope],
                                 self._suppression_tensions(sel.suppressed, now))
@@ -532,7 +539,7 @@ class EngineService:
             raise InvalidInput(f"{len(foreign)} memories belong to another scope than {self.scope} (e.g. {foreign[0]})")
         now = self.clock.now_ms()
         live = [m for m in memories if m.servable and not m.purged]
-        vecs = self.index.embed([m.text for m in live]) if live else None
+        vecs = self.index.embed([m.text for m in live], _local_only(live)) if live else None
         new_vecs = {m.id: vecs[i] for i, m in enumerate(live)} if vecs is not None else {}
         audit = tuple(AuditEvent(memory_id=m.id, action="import", actor=Origin.HUMAN, reason="imported",
                                  request_id=request_id, at_ms=now, to_state=m.state.value) for m in memories)
@@ -573,6 +580,11 @@ class EngineService:
 
 #: Vectors sent to the IndexActor per call when a store is opened (bounded messages and copies).
 _UPSERT_CHUNK = 10_000
+
+
+def _local_only(items: Sequence[Memory] | Sequence[Candidate]) -> list[bool]:
+    """Which texts must be embedded locally: a local-only memory never reaches a remote embedder."""
+    return [x.sensitivity == Sensitivity.LOCAL_ONLY for x in items]
 
 
 def _slug(project: str) -> str:

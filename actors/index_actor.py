@@ -1,4 +1,16 @@
-"""IndexActor: owns the embedder and the FAISS indexes (one per scope), shared by all projects."""
+"""IndexActor: owns the embedder and the FAISS indexes (one per scope), shared by all projects.
+
+With a local embedder (``minilm``, ``hash``) every text is embedded by it. With a remote one
+(``openai``), ``local-only`` texts must never reach the endpoint (DESIGN §9), so the actor
+also holds the local embedder ``[embedder] local_name`` and works in a *split* space: a
+vector is ``[remote | local]``; an ordinary memory fills the remote half (the local half is
+zero), a local-only memory fills the local half. A query is embedded by both halves.
+The inner product of a query with a memory is then exactly the cosine in that memory's
+own space, so the engine, which stores vectors and takes dot products, needs no change;
+:meth:`IndexService.search` scores each half separately because the FAISS index
+normalises a query before searching. A local-only and an ordinary memory have cosine 0:
+they are never near duplicates of each other.
+"""
 
 from __future__ import annotations
 
@@ -7,41 +19,73 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from actors.embedder import make_embedder
+from actors.embedder import Embedder, make_embedder
 from actors.index import VectorIndex
+from engine.errors import IndexError_, InvalidInput
 from engine.redact import redact
 from engine.settings import EmbedderSettings, ModelSettings
 
+#: Embedders that send text to a model endpoint.
+REMOTE_EMBEDDERS = frozenset({"openai"})
+
 
 class IndexService:
-    """Embeds text and answers cosine shortlists within scopes."""
+    """Embeds text and answers cosine shortlists within scopes.
 
-    def __init__(self, embedder: str = "minilm", batch_size: int = 32, settings: EmbedderSettings | None = None,
-                 model: ModelSettings | None = None) -> None:
-        self.embedder = make_embedder(embedder, batch_size=batch_size, settings=settings, model=model)
-        self.batch_size = batch_size
-        self.index = VectorIndex(dim=self.embedder.dim)
+    Args:
+        settings: the ``[embedder]`` section; the embedder is built here, inside the actor.
+        model: the ``[model]`` section (the endpoint of a remote embedder).
+    """
+
+    def __init__(self, settings: EmbedderSettings | None = None, model: ModelSettings | None = None) -> None:
+        settings = settings or EmbedderSettings()
+        self.settings = settings
+        self.batch_size = settings.batch_size
+        self.embedder: Embedder = make_embedder(settings.name, batch_size=settings.batch_size, settings=settings,
+                                                model=model)
+        self.local: Embedder | None = None
+        if settings.name in REMOTE_EMBEDDERS:
+            if settings.local_name in REMOTE_EMBEDDERS:
+                raise InvalidInput(f"[embedder] local_name must be a local embedder, not {settings.local_name!r}")
+            self.local = make_embedder(settings.local_name, batch_size=settings.batch_size)
+        self.split = self.embedder.dim if self.local is not None else 0
+        self.dim = self.embedder.dim + (self.local.dim if self.local is not None else 0)
+        self.index = VectorIndex(dim=self.dim)
         # Agents ask the same questions again (retries, every turn of a session, the bench);
         # a hit skips the forward pass, the largest part of a recall (eval/results/perf.md).
-        self.query_cache_size = settings.query_cache_size if settings is not None else 1024
+        self.query_cache_size = settings.query_cache_size
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.query_cache_hits = 0
 
     def ping(self) -> str:
-        return self.embedder.name
+        return self.embedder.name if self.local is None else f"{self.embedder.name}+{self.local.name}"
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        # Redaction runs before anything reaches a model, the embedder included.
-        return self.embedder.embed([redact(t) for t in texts])
+    def probe(self) -> str:
+        """Embed one text (``dynmem doctor``); a one-line verdict or an error."""
+        vec = self.embed(["dynmem doctor check"])
+        if vec.shape != (1, self.dim):
+            raise IndexError_(f"expected a 1 x {self.dim} vector, got {vec.shape}")
+        return f"{self.ping()} embeds {self.dim}-d vectors"
 
-    def upsert(self, scope: str, ids: Sequence[str], vectors: np.ndarray) -> None:
-        self.index.upsert(scope, list(ids), np.asarray(vectors, dtype=np.float32))
+    def embed(self, texts: Sequence[str], local_only: Sequence[bool] | None = None) -> np.ndarray:
+        """Memory vectors; a text flagged ``local_only`` is embedded by the local embedder only.
 
-    def remove(self, ids: Sequence[str]) -> None:
-        self.index.remove(list(ids))
-
-    def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]:
-        return self.index.search(np.asarray(vector, dtype=np.float32), list(scopes), k)
+        Redaction runs before anything reaches a model, the embedder included.
+        """
+        texts = [redact(t) for t in texts]
+        flags = [bool(f) for f in local_only] if local_only is not None else [False] * len(texts)
+        if len(flags) != len(texts):
+            raise InvalidInput(f"{len(texts)} texts but {len(flags)} local_only flags")
+        if self.local is None:
+            return self.embedder.embed(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        remote = [i for i, f in enumerate(flags) if not f]
+        local = [i for i, f in enumerate(flags) if f]
+        if remote:
+            out[remote, :self.split] = self.embedder.embed([texts[i] for i in remote])
+        if local:
+            out[local, self.split:] = self.local.embed([texts[i] for i in local])
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         """The vector of a query, from a bounded LRU cache keyed by its normalised text."""
@@ -51,13 +95,39 @@ class IndexService:
             self._query_cache.move_to_end(key)
             self.query_cache_hits += 1
             return vec
-        vec = np.asarray(self.embed([key])[0], dtype=np.float32)
+        vec = self._embed_query(key)
         vec.flags.writeable = False  # shared by every later hit
         if self.query_cache_size > 0:
             self._query_cache[key] = vec
             while len(self._query_cache) > self.query_cache_size:
                 self._query_cache.popitem(last=False)
         return vec
+
+    def _embed_query(self, clean: str) -> np.ndarray:
+        """A query vector: both halves in split mode (each unit length), else one unit row."""
+        if self.local is None:
+            return np.asarray(self.embedder.embed([clean])[0], dtype=np.float32)
+        return np.concatenate([self.embedder.embed([clean])[0], self.local.embed([clean])[0]]).astype(np.float32)
+
+    def upsert(self, scope: str, ids: Sequence[str], vectors: np.ndarray) -> None:
+        self.index.upsert(scope, list(ids), np.asarray(vectors, dtype=np.float32))
+
+    def remove(self, ids: Sequence[str]) -> None:
+        self.index.remove(list(ids))
+
+    def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]:
+        vec = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if self.local is None:
+            return self.index.search(vec, list(scopes), k)
+        best: dict[str, float] = {}
+        for half in (slice(0, self.split), slice(self.split, self.dim)):
+            part = np.zeros_like(vec)
+            part[half] = vec[half]
+            if float(np.linalg.norm(part)) <= 1e-12:
+                continue
+            for mid, cos in self.index.search(part, list(scopes), k):
+                best[mid] = max(cos, best.get(mid, -1.0))
+        return sorted(best.items(), key=lambda h: (-h[1], h[0]))[:k]
 
     def embed_search(self, text: str, scopes: Sequence[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
         vec = self.embed_query(text)

@@ -19,23 +19,28 @@ they cite, fetched by the service; only grounded ones are accepted.
 The ``rules`` client gets a deterministic investigator (search for the query's key
 terms, read the best hits, extract, else quote the best sentence). Other clients that
 offer ``investigate(signal, log)`` are asked to do it themselves through the same
-budgeted log.
+budgeted log: the openai client runs a model-driven tool loop
+(:mod:`actors.llm.openai_investigator`), under the same budget and causal bound, since
+both are enforced by the log view, not by the investigator.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Protocol, TypeVar
 
 from pydantic import Field
 
 from actors.llm.base import ModelClient
+from actors.llm.factory import make_client
 from actors.llm.rules_text import MEMORY_TALK, assistant_ok, clauses, is_statement, sentences, strip_fillers
 from actors.store.log_store import LogHit
 from engine.errors import BudgetExceeded, EmptyQuery, InvalidInput, NotFound
 from engine.grounding import Grounding, check_proposal
 from engine.keys import normalize_text
 from engine.models import Candidate, Frozen, Kind, Origin, Unit
+from engine.settings import ModelSettings
 from engine.signals import key_terms, shared_terms
 from engine.utterance import asks, unwrap
 
@@ -251,10 +256,23 @@ class BudgetedLog:
 
 
 class InvestigatorService:
-    """Runs repair investigations with the configured model client (DESIGN §6)."""
+    """Runs repair investigations with the configured model client (DESIGN §6).
 
-    def __init__(self, client: ModelClient) -> None:
-        self.client = client
+    Args:
+        model: the ``[model]`` section; the client is built from it here, inside the actor
+            (a live client cannot be shipped across processes).
+        data_dir: the data directory (the openai client keeps its reply cache there).
+    """
+
+    def __init__(self, model: ModelSettings, data_dir: Path | None = None) -> None:
+        self.client: ModelClient = make_client(model, data_dir)
+
+    @classmethod
+    def with_client(cls, client: ModelClient) -> InvestigatorService:
+        """An in-process service over a ready client (tests and ``Runtime(use_ray=False)``)."""
+        svc = cls.__new__(cls)
+        svc.client = client
+        return svc
 
     def ping(self) -> str:
         return self.client.name
@@ -281,6 +299,7 @@ class InvestigatorService:
                 proposals, stopped = _RulesInvestigator(self.client, signal, log).run()
             elif callable(delegate):
                 found = delegate(signal, log)
+                stopped = str(getattr(self.client, "last_stopped", "") or "")
                 proposals = [
                     c.model_copy(update={"origin": Origin.REPAIR, "prompt_version": c.prompt_version or f"repair-{self.client.name}"})
                     for c in found

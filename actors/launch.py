@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,10 +23,9 @@ from actors.clock import Clock
 from actors.engine_actor import EngineService, _slug
 from actors.extraction_actor import ExtractionService
 from actors.index_actor import IndexService
-from actors.llm.factory import make_client
 from actors.log_actor import LogService
 from actors.store.writer_lock import WriterLock
-from engine.errors import DynmemError, ServiceUnavailable
+from engine.errors import ActorDied, DynmemError, InvalidInput, ServiceUnavailable
 from engine.models import Memory
 from engine.settings import Settings
 
@@ -42,8 +43,24 @@ class Ref:
         # A local target serves one call at a time, like an actor (remote refs are pickled: no lock).
         self._lock = threading.RLock() if not remote else None
 
+    # How long a call waits for a dead actor to be restarted by Ray (an actor takes 0.4-0.6 s
+    # to start, FACTS.md; a project's engine also reloads its memories and re-indexes them).
+    RESTART_WAIT_S = 30.0
+
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        return self.result(self.submit(method, *args, **kwargs))
+        """Call ``method`` and wait for its result; if the actor died, call again once Ray has
+        restarted it. Safe because every state-changing method is idempotent on its keys
+        (request ids, unit hashes, job ids and receipts) or checks the job's state first."""
+        deadline = time.monotonic() + self.RESTART_WAIT_S
+        pause = 0.05
+        while True:
+            try:
+                return self.result(self.submit(method, *args, **kwargs))
+            except ActorDied:
+                if not self.remote or time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 1.0)
 
     def submit(self, method: str, *args: Any, **kwargs: Any) -> Any:
         if not self.remote:
@@ -72,7 +89,8 @@ class Ref:
                 raise cause from None
             raise
         except RayActorError as exc:
-            raise ServiceUnavailable(f"an actor died: {exc}") from exc
+            # One line, no Ray internals (actor id, pid, address): the actor restarts on its own.
+            raise ActorDied("a worker of the memory pipeline stopped and is being restarted; try again") from exc
         except GetTimeoutError as exc:
             raise ServiceUnavailable("an actor did not answer in time") from exc
 
@@ -83,8 +101,8 @@ class RemoteIndex:
     def __init__(self, ref: Ref) -> None:
         self.ref = ref
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return self.ref.call("embed", texts)  # type: ignore[no-any-return]
+    def embed(self, texts: list[str], local_only: list[bool] | None = None) -> np.ndarray:
+        return self.ref.call("embed", texts, local_only)  # type: ignore[no-any-return]
 
     def upsert(self, scope: str, ids: list[str], vectors: np.ndarray) -> None:
         self.ref.call("upsert", scope, ids, vectors)
@@ -105,6 +123,33 @@ class RemoteGlobal:
 
     def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None:
         return self.ref.call("snapshot", since_version)  # type: ignore[no-any-return]
+
+
+def is_plain_data(value: Any) -> bool:
+    """Whether ``value`` may be an actor's constructor argument: data, not a live object.
+
+    Plain: ``None``, numbers, strings, bytes, paths, enums, pydantic models of plain fields,
+    lists, tuples and dicts of plain values, a :class:`Clock` (it holds at most a number),
+    and the ports that wrap another actor's handle (``RemoteIndex``, ``RemoteGlobal``).
+    Not plain: model clients, endpoints, embedders, stores, anything with a lock or a socket.
+    """
+    from enum import Enum
+
+    from pydantic import BaseModel
+
+    if value is None or isinstance(value, (bool, int, float, str, bytes, Path, Enum)):
+        return True
+    if isinstance(value, BaseModel):
+        return all(is_plain_data(getattr(value, name)) for name in type(value).model_fields)
+    if isinstance(value, (list, tuple)):
+        return all(is_plain_data(v) for v in value)
+    if isinstance(value, dict):
+        return all(is_plain_data(k) and is_plain_data(v) for k, v in value.items())
+    if type(value) in (Clock, *Clock.__subclasses__()):
+        return all(isinstance(v, (int, float)) for v in vars(value).values())
+    if isinstance(value, (RemoteIndex, RemoteGlobal)):
+        return value.ref.remote
+    return False
 
 
 def reachable(address: str, timeout_s: float = 2.0) -> bool:
@@ -148,10 +193,17 @@ class Runtime:
         self.settings = settings
         self.use_ray = use_ray
         self.clock = clock or Clock()
-        self._client_factory = client_factory or (lambda: make_client(settings.model, self.data_dir))
+        if client_factory is not None and use_ray:
+            # A live client holds locks and an HTTP pool: it cannot cross a process boundary.
+            raise InvalidInput("a client_factory works in process only; on Ray each actor builds its client "
+                               "from settings")
+        self._client_factory = client_factory
         self._logs: dict[str, Ref] = {}
         self._engines: dict[str, Ref] = {}
+        self._last_used: OrderedDict[str, int] = OrderedDict()  # project -> last use (ms), LRU first
         self._actors: list[Any] = []
+        #: (actor class, constructor arguments) of every actor started, for checks and tests.
+        self.spawned: list[tuple[type, tuple[Any, ...]]] = []
         self._lock = threading.RLock()  # one actor per project, even with concurrent callers
         # One writer per store: taken before any store is opened, released by shutdown().
         self.writer_lock = WriterLock(self.data_dir).acquire()
@@ -165,29 +217,42 @@ class Runtime:
         settings = self.settings
         if self.use_ray:
             init_ray(address or settings.runtime.ray_address or None)
-        self.index = self._spawn(IndexService, settings.embedder.name, settings.embedder.batch_size,
-                                 settings.embedder, settings.model)
-        self.extractors = [self._spawn(ExtractionService, self._client_factory())
-                           for _ in range(max(1, settings.runtime.extraction_workers))]
         from actors.adjudication_actor import AdjudicationService
-
-        self.adjudicator = self._spawn(AdjudicationService, self._client_factory())
         from actors.investigator_actor import InvestigatorService
 
-        self.investigator = self._spawn(InvestigatorService, self._client_factory())
+        self.index = self._spawn(IndexService, settings.embedder, settings.model)
+        self.extractors = [self._service(ExtractionService)
+                           for _ in range(max(1, settings.runtime.extraction_workers))]
+        self.adjudicator = self._service(AdjudicationService)
+        self.investigator = self._service(InvestigatorService)
         self.global_engine = self._spawn(EngineService, None, self.data_dir, settings, self._index_port(), self.clock)
+
+    def _service(self, cls: Any) -> Ref:
+        """A model-client service: built from ``[model]`` inside its actor (or over a test's client)."""
+        if self._client_factory is not None:
+            return Ref(cls.with_client(self._client_factory()), remote=False)
+        return self._spawn(cls, self.settings.model, self.data_dir)
 
     def _index_port(self) -> Any:
         return RemoteIndex(self.index) if self.use_ray else self.index.target
 
     def _spawn(self, cls: type, *args: Any) -> Ref:
+        self.spawned.append((cls, args))
         if not self.use_ray:
             return Ref(cls(*args), remote=False)
+        bad = [a for a in args if not is_plain_data(a)]
+        if bad:
+            raise InvalidInput(f"{cls.__name__} would be built from live objects {bad!r}; actors take plain data")
         import ray
 
         # I/O-bound actors ask for no CPU so that none waits for a slot on a 2-core machine.
+        # Supervision: a dead actor is restarted by Ray with the same arguments, which rebuilds
+        # it from its stores (Log/Engine: SQLite rows; extraction, judging, repair: stateless).
+        # Calls are not retried by Ray (max_task_retries 0): the caller decides, because a
+        # retried append or ingest must go through the idempotency keys (pipeline.pump).
         # Any: Ray's ActorHandle typing cannot follow a class chosen at run time
-        handle: Any = ray.remote(cls).options(num_cpus=0, max_concurrency=1).remote(*args)
+        handle: Any = ray.remote(cls).options(num_cpus=0, max_concurrency=1, max_restarts=-1,
+                                              max_task_retries=0).remote(*args)
         self._actors.append(handle)
         return Ref(handle, remote=True)
 
@@ -196,6 +261,7 @@ class Runtime:
 
     def log(self, project: str) -> Ref:
         with self._lock:
+            self._touch(project)
             return self._log(project)
 
     def _log(self, project: str) -> Ref:
@@ -205,7 +271,61 @@ class Runtime:
 
     def engine(self, project: str) -> Ref:
         with self._lock:
+            self._touch(project)
             return self._engine(project)
+
+    def _touch(self, project: str) -> None:
+        """Mark ``project`` used now; past the cap of live projects, release the least recently used."""
+        self._last_used[project] = self.clock.now_ms()
+        self._last_used.move_to_end(project)
+        cap = max(1, self.settings.runtime.max_live_projects)
+        while len(self._last_used) > cap:
+            oldest = next(iter(self._last_used))
+            self._release(oldest)
+
+    def live_projects(self) -> list[str]:
+        """Projects whose log or engine actor is running, least recently used first."""
+        with self._lock:
+            return [p for p in self._last_used if p in self._logs or p in self._engines]
+
+    def release_idle(self) -> list[str]:
+        """Release the actors of projects unused for ``runtime.idle_release_s``; they come back on
+        demand from their stores (issue 17, failure 5). Returns the projects released."""
+        limit_ms = int(self.settings.runtime.idle_release_s * 1000)
+        with self._lock:
+            now = self.clock.now_ms()
+            idle = [p for p, seen in self._last_used.items() if now - seen >= limit_ms and not self._has_live_jobs(p)]
+            for project in idle:
+                self._release(project)
+            return idle
+
+    def _has_live_jobs(self, project: str) -> bool:
+        """Whether a project still has work (pending or running jobs): its actors stay until it is done."""
+        for table in (self._logs, self._engines):
+            ref = table.get(project)
+            if ref is None:
+                continue
+            counts: dict[str, dict[str, int]] = ref.call("job_counts")
+            if any(c.get("pending", 0) + c.get("running", 0) for c in counts.values()):
+                return True
+        return False
+
+    def _release(self, project: str) -> None:
+        """Close a project's stores and stop its actors (caller holds the lock)."""
+        self._last_used.pop(project, None)
+        for table in (self._engines, self._logs):
+            ref = table.pop(project, None)
+            if ref is None:
+                continue
+            try:
+                ref.call("close")
+            except Exception:  # closing is best effort: the stores are WAL and durable
+                pass
+            if self.use_ray:
+                import ray
+
+                ray.kill(ref.target, no_restart=True)
+                self._actors = [h for h in self._actors if h is not ref.target]
 
     def _engine(self, project: str) -> Ref:
         if project not in self._engines:
@@ -231,6 +351,17 @@ class Runtime:
             except (OSError, ValueError, KeyError):
                 continue
         return sorted(names)
+
+    def supervised_actors(self) -> list[tuple[str, Ref]]:
+        """The actors Ray restarts from their arguments and stores, by kind (for fault injection).
+
+        The IndexActor is not listed: its FAISS index lives in memory and is filled by the
+        engines when they start, so a restarted index would be empty until they restart too.
+        """
+        with self._lock:
+            return ([("extraction", r) for r in self.extractors] + [("adjudication", self.adjudicator),
+                                                                     ("investigator", self.investigator)]
+                    + [("log", r) for r in self._logs.values()] + [("engine", r) for r in self._engines.values()])
 
     def shutdown(self) -> None:
         """Close every store and stop the actors (Ray itself is left to its owner)."""

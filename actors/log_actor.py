@@ -8,6 +8,7 @@ from pathlib import Path
 
 from actors.clock import Clock
 from actors.store.log_store import LogStore
+from engine.errors import Conflict
 from engine.models import Job, TurnIn, Unit
 from engine.signals import is_correction
 
@@ -82,6 +83,19 @@ class LogService:
 
     def retry_job(self, job_id: int) -> None:
         self.store.retry_job(job_id, self.clock.now_ms())
+
+    def retry_dead(self, kind: str) -> int:
+        """Send every dead job of ``kind`` back to pending with fresh attempts (a new replay
+        retries what the last one left dead); returns how many."""
+        now = self.clock.now_ms()
+        n = 0
+        for job in self.store.list_jobs(state="dead", kind=kind, limit=1_000_000):
+            try:
+                self.store.retry_job(job.id, now)
+                n += 1
+            except Conflict:  # another live job holds its key: that one does the work
+                continue
+        return n
 
     def purge_units(self, ids: Sequence[str]) -> list[str]:
         return self.store.purge_units(list(ids), self.clock.now_ms())

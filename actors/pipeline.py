@@ -16,8 +16,10 @@ from pydantic import BaseModel, ConfigDict
 from actors import repair
 from actors.launch import Ref, Runtime
 from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
-from engine.errors import DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
-from engine.models import Job, Memory, Origin, TurnIn, Unit
+from engine.errors import ActorDied, DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
+from engine.gate import stored_id
+from engine.limits import check_turn_size, check_turn_time
+from engine.models import Job, Memory, Origin, Sensitivity, TurnIn, Unit
 from engine.scopes import project_scope
 from engine.signals import is_memory_question
 
@@ -48,6 +50,8 @@ class Pipeline:
         self.batch_jobs = batch_jobs
         self._rr = 0
         self.deferred = 0  # jobs given back because the model endpoint was down (not failures)
+        self.restarts = 0  # drain rounds cut short by an actor that died (and was restarted)
+        self.redone = 0  # extractions sent to another worker because theirs died
 
     def _resume_ms(self) -> int:
         """When a job deferred for an unavailable endpoint is tried again (one breaker cooldown)."""
@@ -58,8 +62,11 @@ class Pipeline:
         """Append turns to their projects' logs (durable before this returns)."""
         acks: list[ObserveAck] = []
         by_project: dict[str, list[TurnIn]] = {}
-        for t in turns:
+        now_ms = self.rt.clock.now_ms()
+        for t in turns:  # every turn is checked before any is logged: never half a batch
             project_scope(t.project)  # validates the name
+            check_turn_size(t.user, t.assistant, t.session, t.request_id, t.project)
+            check_turn_time(t.ts_ms, now_ms)  # a far-future turn would stay "latest" for ever
             by_project.setdefault(t.project, []).append(t)
         for project, batch in by_project.items():
             log = self.rt.log(project)
@@ -81,6 +88,20 @@ class Pipeline:
         jobs = log.call("lease", ["extract"], self.batch_jobs, self._lease_ms())
         if not jobs:
             return 0, 0
+        try:
+            return self._pump_jobs(project, log, engine, jobs, outcomes)
+        except ActorDied:
+            # The log or the engine died mid-batch: give the batch back at once (no attempt spent)
+            # rather than after its lease; a finished job is left alone, an ingest is exactly-once.
+            for job in jobs:
+                try:
+                    log.call("defer", job.id, 0, "a pipeline worker died during the batch")
+                except ActorDied:
+                    break  # still restarting: the lease runs out instead
+            raise
+
+    def _pump_jobs(self, project: str, log: Ref, engine: Ref, jobs: list[Any],
+                   outcomes: dict[str, int] | None) -> tuple[int, int]:
         scope = project_scope(project)
         import json
 
@@ -95,9 +116,14 @@ class Pipeline:
         extracted: list[tuple[Any, list[Unit], Any]] = []
         for job, units, fut in work:
             try:
-                extracted.append((job, units, Ref.result(fut)))
+                extracted.append((job, units, self._extracted(fut, units, scope)))
             except (ModelUnavailable, ModelTimeout) as exc:  # endpoint down: wait, no attempt spent
                 log.call("defer", job.id, self._resume_ms(), f"extract: {exc}")
+                self.deferred += 1
+            except ActorDied as exc:
+                # The worker died, not the extraction: retried at once (on the restarted worker
+                # or another one) without spending an attempt, and never handed to repair.
+                log.call("defer", job.id, 0, f"extract: {exc}")
                 self.deferred += 1
             except Exception as exc:  # a failed extraction is retried later, never dropped
                 if log.call("fail", job.id, f"extract: {exc}") == "dead" and units:
@@ -105,9 +131,11 @@ class Pipeline:
                     repair.signal(log, "extraction_failed", " ".join(u.user for u in units)[:2000],
                                   bound_turn=max(u.turn for u in units) + 1, daily_cap=self.rt.settings.repair.daily_cap)
                 failed += 1
-        texts = [c.text for _, _, ex in extracted for c in ex.candidates]
+        cands = [c for _, _, ex in extracted for c in ex.candidates]
+        texts = [c.text for c in cands]
+        local_only = [c.sensitivity == Sensitivity.LOCAL_ONLY for c in cands]
         try:
-            vectors = self.rt.index.call("embed", texts) if texts else None
+            vectors = self.rt.index.call("embed", texts, local_only) if texts else None
         except (ModelUnavailable, ModelTimeout) as exc:  # a remote embedder is down: all wait
             for job, _, _ in extracted:
                 log.call("defer", job.id, self._resume_ms(), f"embed: {exc}")
@@ -125,10 +153,29 @@ class Pipeline:
                 if outcomes is not None:
                     for k, v in report.outcomes.items():
                         outcomes[k] = outcomes.get(k, 0) + v
+            except ActorDied as exc:  # the engine restarts; the ingest receipt makes a retry exactly-once
+                log.call("defer", job.id, 0, f"ingest: {exc}")
+                self.deferred += 1
             except DynmemError as exc:
                 log.call("fail", job.id, f"ingest: {exc}")
                 failed += 1
         return done, failed
+
+    def _extracted(self, fut: Any, units: list[Unit], scope: str, tries: int = 4) -> Any:
+        """The result of an extraction; if its worker died, the same units go to the next worker
+        at once (Ray restarts the dead one), so the batch keeps its turn order and no attempt
+        is spent. Raises ``ActorDied`` only if every try met a dying worker."""
+        for attempt in range(tries):
+            try:
+                return Ref.result(fut)
+            except ActorDied:
+                if attempt == tries - 1:
+                    raise
+                ex = self.rt.extractors[self._rr % len(self.rt.extractors)]
+                self._rr += 1
+                self.redone += 1
+                fut = ex.submit("extract", units, scope)
+        raise AssertionError("unreachable")
 
     def adjudicate(self, project: str, n: int = 32) -> int:
         """Judge leased tensions of a project with the model client and apply the verdicts."""
@@ -141,8 +188,8 @@ class Pipeline:
                 engine.call("decide", tension_id, j.verdict, by, f"{j.decided_by}: {j.reason}")
                 engine.call("complete_job", job_id)
                 decided += 1
-            except (ModelUnavailable, ModelTimeout) as exc:  # endpoint down: wait, no attempt spent
-                engine.call("defer_job", job_id, self._resume_ms(), str(exc))
+            except (ModelUnavailable, ModelTimeout, ActorDied) as exc:  # a dependency is down: no attempt spent
+                engine.call("defer_job", job_id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, str(exc))
                 self.deferred += 1
             except DynmemError as exc:
                 engine.call("fail_job", job_id, str(exc))
@@ -181,16 +228,22 @@ class Pipeline:
         done = failed = adjudicated = repaired = 0
         outcomes: dict[str, int] = {}
         for _ in range(max_rounds):
-            d, f = self.pump(project, outcomes)
-            a = self.adjudicate(project)
-            r = self.repair(project) if d == 0 else 0  # repairs read the log as extracted so far
-            done, failed, adjudicated, repaired = done + d, failed + f, adjudicated + a, repaired + r
-            if progress and d:
-                progress(d)
-            if d == 0 and f == 0 and a == 0 and r == 0:
-                if self.pending(project) == 0:
-                    break
-                time.sleep(0.05)  # a retry is backing off
+            try:
+                d, f = self.pump(project, outcomes)
+                a = self.adjudicate(project)
+                r = self.repair(project) if d == 0 else 0  # repairs read the log as extracted so far
+                done, failed, adjudicated, repaired = done + d, failed + f, adjudicated + a, repaired + r
+                if progress and d:
+                    progress(d)
+                if d == 0 and f == 0 and a == 0 and r == 0:
+                    if self.pending(project) == 0:
+                        break
+                    time.sleep(0.05)  # a retry is backing off
+            except ActorDied:
+                # A log or engine actor died mid-round and is being restarted from its stores; its
+                # leased jobs come back when their lease runs out. Nothing is lost: go on.
+                self.restarts += 1
+                time.sleep(0.2)
         dead = sum(k.get("dead", 0) for k in self.rt.log(project).call("job_counts").values())
         return DrainReport(jobs_done=done, jobs_failed=failed, dead=dead, adjudicated=adjudicated, repaired=repaired,
                            outcomes=outcomes)
@@ -205,7 +258,11 @@ class Pipeline:
     def recall(self, req: RecallRequest) -> RecallResult:
         if not req.query.strip():
             raise EmptyQuery("the query is empty")
-        # An unknown project still reads the global scope, so its engine is created here.
+        project_scope(req.project)  # validates the name
+        if not self.rt.has_project(req.project):
+            # A project without stores: the global engine answers (global memories only), and no
+            # folder, log or engine is created for a read (issue 17, failure 5).
+            return self.rt.global_engine.call("recall", req)  # type: ignore[no-any-return]
         res: RecallResult = self.rt.engine(req.project).call("recall", req)
         if (res.abstained and not req.passive and req.as_of_ms is None and self.rt.settings.repair.on_abstain
                 and is_memory_question(req.query)):
@@ -215,6 +272,8 @@ class Pipeline:
         return res
 
     def remember(self, req: RememberRequest) -> IngestReport:
+        if req.request_id:
+            req = req.model_copy(update={"request_id": stored_id(req.request_id)})
         if req.scope == "global":
             return self.rt.global_engine.call("remember", req)  # type: ignore[no-any-return]
         return self.rt.engine(req.project).call("remember", req)  # type: ignore[no-any-return]
@@ -234,6 +293,25 @@ class Pipeline:
             for text in res.erase_from_caches:
                 purge_matching(cache, text)
         return res.model_copy(update={"erase_from_caches": ()})
+
+    # ---- the global scope (the user's memories, shared by every project) ------------------------
+    def global_memories(self, state: str | None = None) -> list[Memory]:
+        """Every memory of the global scope (optionally in one state)."""
+        return self.rt.global_engine.call("list_memories", state)  # type: ignore[no-any-return]
+
+    def global_detail(self, memory_id: str) -> MemoryDetail:
+        return self.rt.global_engine.call("detail", memory_id)  # type: ignore[no-any-return]
+
+    def global_forget(self, memory_id: str | None = None, match: str | None = None, purge: bool = False,
+                      request_id: str = "") -> ForgetResult:
+        """Retract (or purge) global memories; audited like a project's. A purge erases the memory's
+        text; the turns it came from stay in their projects' logs (forget them there by project)."""
+        req = ForgetRequest(project="", memory_id=memory_id, match=match, purge=purge, request_id=stored_id(request_id))
+        res: ForgetResult = self.rt.global_engine.call("forget", req)
+        return res.model_copy(update={"erase_from_caches": (), "purged_units": ()})
+
+    def global_patch(self, memory_id: str, tier: str | None = None, sensitivity: str | None = None) -> Memory:
+        return self.rt.global_engine.call("patch", memory_id, tier, sensitivity)  # type: ignore[no-any-return]
 
     def memories(self, project: str, state: str | None = None) -> list[Memory]:
         self._known(project)  # like every read: an unknown project is NotFound, and nothing is created
@@ -261,6 +339,7 @@ class Pipeline:
 
     def import_memories(self, project: str, memories: Sequence[Memory], request_id: str = "") -> int:
         """Restore exported memories; global-scope rows go to the global engine."""
+        request_id = stored_id(request_id)
         glob = [m for m in memories if m.scope == "global"]
         mine = [m for m in memories if m.scope != "global"]
         n = 0
@@ -275,7 +354,9 @@ class Pipeline:
         """Credit the memories that ``answer`` actually used (recognizer); idempotent on request id."""
         import json
 
+        self._known(project)  # feedback on a project without stores creates none
         engine = self.rt.engine(project)
+        request_id = stored_id(request_id)  # receipts and hits are stored: ids go through the gate
         key = "feedback:" + (request_id or retrieval_id)
         done = engine.call("receipt", key)
         if done is not None:
@@ -310,8 +391,8 @@ class Pipeline:
                 engine.call("ingest_repair", job.key, list(inv.accepted), repair.report_of(inv))
                 log.call("complete", job.id)
                 done += 1
-            except (ModelUnavailable, ModelTimeout) as exc:
-                log.call("defer", job.id, self._resume_ms(), f"repair: {exc}")
+            except (ModelUnavailable, ModelTimeout, ActorDied) as exc:  # a dependency is down: no attempt spent
+                log.call("defer", job.id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, f"repair: {exc}")
                 self.deferred += 1
             except (DynmemError, KeyError, ValueError) as exc:
                 log.call("fail", job.id, f"repair: {exc}")
@@ -345,7 +426,8 @@ class Pipeline:
     def decide_review(self, project: str, review_id: str, decision: str, decided_by: Origin, note: str = "",
                       request_id: str = "") -> list[Memory]:
         self._known(project)
-        return self.rt.engine(project).call("decide_review", review_id, decision, decided_by, note, request_id)  # type: ignore[no-any-return]
+        return self.rt.engine(project).call("decide_review", review_id, decision, decided_by, note,  # type: ignore[no-any-return]
+                                            stored_id(request_id))
 
     def audit(self, project: str, limit: int = 100, since_id: int | None = None) -> list[Any]:
         self._known(project)

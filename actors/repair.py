@@ -18,6 +18,7 @@ from typing import Any
 
 from actors.launch import Ref
 from actors.store.log_store import LogHit
+from engine.gate import stored_id, stored_text
 from engine.models import Unit
 
 KINDS = ("correction", "log_tool", "abstained", "extraction_failed")
@@ -48,6 +49,7 @@ def signal(log: Ref, kind: str, query: str, bound_turn: int | None = None, sessi
     if kind not in KINDS:
         raise ValueError(f"unknown repair signal {kind!r}")
     bound = bound_turn if bound_turn is not None else int(log.call("last_turn")) + 1
+    query, session = stored_text(query), stored_id(session)  # a job payload is stored: redacted first
     norm = " ".join(query.casefold().split())[:2000]
     key = "repair:" + hashlib.sha256(f"{kind}\x1f{norm}\x1f{bound}".encode()).hexdigest()[:24]
     payload = json.dumps({"kind": kind, "query": query[:4000], "bound_turn": max(1, bound), "session": session})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -14,6 +15,7 @@ from actors.wire import RecallRequest
 from engine.errors import InvalidInput, MalformedHistory
 from examples import bundled
 from engine.history import Problem, parse_history
+from engine.limits import MAX_LINE_BYTES
 
 # Package data (examples/), found by importlib.resources: also in an installed wheel.
 DEMO_HISTORY = bundled("shop-api-history.jsonl")
@@ -31,6 +33,7 @@ class ReplayReport(BaseModel):
     outcomes: dict[str, int]
     dead_jobs: int
     seconds: float
+    retried_dead: int = 0
 
     def summary(self) -> str:
         lines = [f"replayed {self.turns} turns from {self.file} in {self.seconds:.1f} s "
@@ -41,27 +44,55 @@ class ReplayReport(BaseModel):
             lines.append("  candidates: " + ", ".join(f"{n} {k}" for k, n in sorted(self.outcomes.items())))
         for p in self.problems:
             lines.append(f"  skipped {p.message}")
+        if self.retried_dead:
+            lines.append(f"  {self.retried_dead} job(s) left dead by an earlier run were retried")
         if self.dead_jobs:
-            lines.append(f"  {self.dead_jobs} job(s) dead after retries: see `dynmem jobs list`")
+            lines.append(f"  {self.dead_jobs} job(s) dead after retries: see `dynmem jobs list`; a new replay retries them")
         return "\n".join(lines)
+
+
+def read_lines(path: Path) -> Iterator[bytes]:
+    """The lines of ``path`` as bytes (decoded one by one later: a bad byte costs its line only).
+
+    A line longer than ``MAX_LINE_BYTES`` is never held whole: its first ``MAX_LINE_BYTES + 1``
+    bytes are yielded (so that the parser reports it as too long) and the rest is skipped.
+    """
+    with path.open("rb") as fh:
+        while True:
+            line = fh.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                while True:
+                    rest = fh.readline(1 << 20)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                yield line
+                continue
+            yield line.rstrip(b"\r\n")
 
 
 def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: bool = False,
                 progress: bool = False) -> ReplayReport:
     """Run every turn of ``path`` through the whole pipeline and wait until all work is drained."""
+    clock = getattr(getattr(pipe, "rt", None), "clock", None)
+    now_ms = clock.now_ms() if clock is not None else int(time.time() * 1000)
     try:
-        text = path.read_text(encoding="utf-8")
+        # The whole file is checked before any of it is logged (a bad line is skipped, or fatal with --strict).
+        turns, problems = parse_history(read_lines(path), default_project=project, strict=strict, now_ms=now_ms)
     except FileNotFoundError as exc:
         raise InvalidInput(f"history file not found: {path}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise InvalidInput(f"cannot read history file {path}: {exc}") from exc
-    turns, problems = parse_history(text.splitlines(), default_project=project, strict=strict)
     if not turns:
         raise MalformedHistory(f"{path}: no valid turn" + (f" ({len(problems)} malformed lines)" if problems else ""))
     # Turns without a timestamp keep their line order (one millisecond apart).
-    base = int(time.time() * 1000) - len(turns)
+    base = now_ms - len(turns)
     turns = [t if t.ts_ms is not None else t.model_copy(update={"ts_ms": base + i}) for i, t in enumerate(turns)]
     t0 = time.perf_counter()
+    # Jobs a previous replay left dead get fresh attempts now (they are drained below).
+    retried = sum(int(pipe.rt.log(p).call("retry_dead", "extract"))
+                  for p in sorted({t.project for t in turns}) if pipe.rt.has_project(p))
     acks = []
     for i in range(0, len(turns), 256):
         acks.extend(pipe.observe(turns[i:i + 256]))
@@ -82,7 +113,7 @@ def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: 
         bar.close()
     states = {p: pipe.stats(p).memories_by_state for p in projects}
     return ReplayReport(file=str(path), turns=len(turns), new_turns=new, already_logged=len(acks) - new,
-                        problems=problems, projects=states, outcomes=dict(outcomes), dead_jobs=dead,
+                        problems=problems, projects=states, outcomes=dict(outcomes), dead_jobs=dead, retried_dead=retried,
                         seconds=round(time.perf_counter() - t0, 3))
 
 

@@ -206,6 +206,27 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
         res = pipe.forget(ForgetRequest(project=project, memory_id=memory_id, purge=purge))
         return wire.ForgetReply(retired=list(res.retired), purged=res.purged)
 
+    # The global scope (the user's memories, read by every project) has its own routes: its
+    # memories are not any project's, so /v1/memories/{id}?project=... answers 404 for them.
+    @app.get("/v1/global/memories", response_model=wire.MemoryList)
+    def list_global(state: str | None = None) -> wire.MemoryList:
+        return wire.MemoryList(memories=[_mem_out(m) for m in pipe.global_memories(state)])
+
+    @app.get("/v1/global/memories/{memory_id}")
+    def show_global(memory_id: str) -> dict[str, Any]:
+        d = pipe.global_detail(memory_id)
+        return {"memory": _mem_out(d.memory).model_dump(), "history": [e.model_dump(mode="json") for e in d.history],
+                "versions": [_mem_out(v).model_dump() for v in d.versions]}
+
+    @app.patch("/v1/global/memories/{memory_id}", response_model=wire.MemoryOut)
+    def patch_global(memory_id: str, body: wire.PatchBody) -> wire.MemoryOut:
+        return _mem_out(pipe.global_patch(memory_id, body.tier, body.sensitivity))
+
+    @app.delete("/v1/global/memories/{memory_id}", response_model=wire.ForgetReply)
+    def forget_global(memory_id: str, purge: bool = False) -> wire.ForgetReply:
+        res = pipe.global_forget(memory_id=memory_id, purge=purge)
+        return wire.ForgetReply(retired=list(res.retired), purged=res.purged)
+
     @app.post("/v1/miss", response_model=wire.MissReply)
     def miss(body: wire.MissBody) -> wire.MissReply:
         job = pipe.miss(body.project, body.query, body.tool, body.session)

@@ -51,7 +51,7 @@ def _session(args: argparse.Namespace, use_ray: bool) -> Iterator[Any]:
     folder = data_dir(args.data_dir, create=getattr(args, "creates", False))
     from bridge.server import running_sidecar
 
-    if args.func in READS:  # a read of an unknown project says so and creates nothing
+    if args.func in READS and getattr(args, "scope", "project") != "global":  # a read of an unknown project fails, creating nothing
         from bridge.project import require_project
 
         require_project(folder, args.project)
@@ -107,6 +107,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"warning[malformed_history]: {args.file}: {message} (skipped)", file=sys.stderr)
     doc = report.model_dump()
     _emit(args, doc, lambda: print(report.summary()))
+    if report.dead_jobs:  # not everything was distilled: a script must not take this run for complete
+        print(f"error[dead_jobs]: {report.dead_jobs} job(s) dead after retries; see `dynmem jobs list`, "
+              f"a new replay retries them", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_ERROR if report.problems and args.strict else 0
 
 
@@ -177,10 +181,20 @@ def _mem_row(m: Any) -> dict[str, Any]:
             "valid_from_ms": m.valid_from_ms, "valid_to_ms": m.valid_to_ms, "sensitivity": m.sensitivity.value}
 
 
+def _scope_of(args: argparse.Namespace) -> bool:
+    """Whether the command is about the global scope; a project is needed otherwise."""
+    if args.scope == "global":
+        return True
+    if not args.project:
+        raise InvalidInput("--project is required (or --scope global for the memories shared by every project)")
+    return False
+
+
 def cmd_memories(args: argparse.Namespace) -> int:
+    is_global = _scope_of(args)
     with _session(args, use_ray=args.ray) as pipe:
         if args.action == "list":
-            rows = pipe.memories(args.project, args.state)
+            rows = pipe.global_memories(args.state) if is_global else pipe.memories(args.project, args.state)
 
             def list_rows() -> None:
                 printed = False
@@ -194,7 +208,16 @@ def cmd_memories(args: argparse.Namespace) -> int:
             return 0
         if not args.id:
             raise InvalidInput(f"memories {args.action} needs a memory id")
-        d = pipe.detail(args.project, args.id)
+        if args.action == "patch":
+            if args.tier is None and args.sensitivity is None:
+                raise InvalidInput("memories patch needs --tier or --sensitivity")
+            m = (pipe.global_patch(args.id, args.tier, args.sensitivity) if is_global
+                 else pipe.patch(args.project, args.id, args.tier, args.sensitivity))
+            _emit(args, {"memory": _mem_row(m)}, lambda: print(f"{m.id}: tier {m.tier.value}, sensitivity {m.sensitivity.value}"))
+            return 0
+        if is_global and args.action == "why":
+            raise InvalidInput("memories why needs a project: recall scores a global memory for a project's query")
+        d = pipe.global_detail(args.id) if is_global else pipe.detail(args.project, args.id)
         why = None
         if args.action == "why":
             terms = pipe.why(args.project, args.id, args.query)
@@ -246,9 +269,13 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
     if not args.id and not args.match:
         raise InvalidInput("forget needs a memory id or --match TEXT")
-    req = ForgetRequest(project=args.project, memory_id=args.id, match=args.match, purge=args.purge)
-    with _session(args, use_ray=args.ray) as pipe:
-        res = pipe.forget(req)
+    if _scope_of(args):
+        with _session(args, use_ray=args.ray) as pipe:
+            res = pipe.global_forget(memory_id=args.id, match=args.match, purge=args.purge)
+    else:
+        req = ForgetRequest(project=args.project, memory_id=args.id, match=args.match, purge=args.purge)
+        with _session(args, use_ray=args.ray) as pipe:
+            res = pipe.forget(req)
     _emit(args, res.model_dump(), lambda: print(f"{'purged' if res.purged else 'retracted'}: {', '.join(res.retired)}"))
     return 0
 
@@ -556,10 +583,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_recall)
 
     s = sub.add_parser("memories", parents=[common, light], help="list, show or explain memories")
-    s.add_argument("action", choices=["list", "show", "why"], help="what to do")
-    s.add_argument("id", nargs="?", help="memory id (show, why)")
+    s.add_argument("action", choices=["list", "show", "why", "patch"], help="what to do")
+    s.add_argument("id", nargs="?", help="memory id (show, why, patch)")
     s.add_argument("--project", help=PROJECT_HELP)
+    s.add_argument("--scope", choices=["project", "global"], default="project",
+                   help="global: the memories shared by every project (default: the project's)")
     s.add_argument("--state", help="only this trust state (list)")
+    s.add_argument("--tier", choices=["core", "normal", "temporary", "pinned"], help="new tier (patch)")
+    s.add_argument("--sensitivity", choices=["normal", "local-only"], help="new sensitivity (patch)")
     s.add_argument("--query", help="query for the score breakdown (why; default: the memory's own text)")
     s.set_defaults(func=cmd_memories)
 
@@ -576,6 +607,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("id", nargs="?", help="memory id")
     s.add_argument("--match", help="retract every servable memory containing this text")
     s.add_argument("--project", help=PROJECT_HELP)
+    s.add_argument("--scope", choices=["project", "global"], default="project",
+                   help="global: forget a memory shared by every project")
     s.add_argument("--purge", action="store_true", help="also erase the text and its source turns")
     s.set_defaults(func=cmd_forget)
 
@@ -655,6 +688,39 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@contextmanager
+def _stdout_for_json_only(enabled: bool) -> Iterator[None]:
+    """With ``--json``, the process's file descriptor 1 points at stderr while the command runs,
+    so that whatever Ray, its workers or a library print there cannot come before or after
+    the one JSON document; ``sys.stdout`` keeps the real standard output for ``_emit``."""
+    if not enabled:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    real = sys.stdout
+    swap = getattr(real, "fileno", None) is not None and _fileno(real) == 1
+    os.dup2(2, 1)
+    if swap:
+        sys.stdout = os.fdopen(os.dup(saved), "w", encoding=getattr(real, "encoding", None) or "utf-8")
+    try:
+        yield
+    finally:
+        if swap:
+            sys.stdout.flush()
+            sys.stdout.close()
+            sys.stdout = real
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _fileno(stream: Any) -> int:
+    try:
+        return int(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return -1
+
+
 def _fail(args: argparse.Namespace | None, code: str, message: str, status: int = EXIT_ERROR) -> int:
     """One error: a JSON document on stdout with ``--json``, else ``error[code]: message`` on stderr."""
     if args is not None and getattr(args, "json", False):
@@ -676,8 +742,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except UsageError as exc:
         return _fail(argparse.Namespace(json=True), "usage", str(exc), EXIT_USAGE)
+    with _stdout_for_json_only(bool(getattr(args, "json", False))):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
-        if getattr(args, "project", "-") is None and args.func not in (cmd_replay, cmd_plugin):
+        if getattr(args, "project", "-") is None and args.func not in (cmd_replay, cmd_plugin) \
+                and getattr(args, "scope", "project") != "global":
             from bridge.project import default_project
 
             args.project = default_project()

@@ -143,6 +143,34 @@ class SidecarPipeline:
             retired += r["retired"]
         return ForgetResult(retired=tuple(retired), purged=req.purge)
 
+    def patch(self, project: str, memory_id: str, tier: str | None = None, sensitivity: str | None = None) -> Memory:
+        return _memory(self._call("PATCH", f"/v1/memories/{urllib.parse.quote(memory_id)}",
+                                  {"tier": tier, "sensitivity": sensitivity}, query={"project": project}))
+
+    def global_memories(self, state: str | None = None) -> list[Memory]:
+        return [_memory(m) for m in self._call("GET", "/v1/global/memories", query={"state": state})["memories"]]
+
+    def global_detail(self, memory_id: str) -> MemoryDetail:
+        r = self._call("GET", f"/v1/global/memories/{urllib.parse.quote(memory_id)}")
+        return MemoryDetail(memory=_memory(r["memory"]), history=tuple(AuditEvent.model_validate(e) for e in r["history"]),
+                            versions=tuple(_memory(v) for v in r["versions"]))
+
+    def global_forget(self, memory_id: str | None = None, match: str | None = None, purge: bool = False,
+                      request_id: str = "") -> ForgetResult:
+        ids = [memory_id] if memory_id else [m.id for m in self.global_memories()
+                                             if m.servable and (match or "").casefold() in m.text.casefold()]
+        if not ids:
+            raise E.NotFound(f"no servable global memory matches {match!r}")
+        retired: list[str] = []
+        for mid in ids:
+            r = self._call("DELETE", f"/v1/global/memories/{urllib.parse.quote(mid)}", query={"purge": str(purge).lower()})
+            retired.extend(r["retired"])
+        return ForgetResult(retired=tuple(retired), purged=purge)
+
+    def global_patch(self, memory_id: str, tier: str | None = None, sensitivity: str | None = None) -> Memory:
+        return _memory(self._call("PATCH", f"/v1/global/memories/{urllib.parse.quote(memory_id)}",
+                                  {"tier": tier, "sensitivity": sensitivity}))
+
     def memories(self, project: str, state: str | None = None) -> list[Memory]:
         r = self._call("GET", "/v1/memories", query={"project": project, "state": state})
         return [_memory(m) for m in r["memories"]]

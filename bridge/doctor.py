@@ -3,7 +3,8 @@
 Checks: the data directory is readable and writable; the embedder loads and embeds; the
 model client answers (with ``client = "openai"``: the endpoint is reachable and the model
 answers a tiny JSON request, outside the cache); whether a sidecar answers for the data
-directory. A failing check never raises: it becomes ``ok = false`` with the error's code
+directory. With an endpoint configured, the embedder and model checks run inside Ray
+actors built from settings, as the pipeline runs them (``--in-process`` checks here). A failing check never raises: it becomes ``ok = false`` with the error's code
 and message, so one broken piece does not hide the others.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from actors.index_actor import REMOTE_EMBEDDERS
 from engine.errors import DynmemError
 from engine.settings import Settings
 
@@ -55,30 +57,48 @@ def _data_dir(data_dir: Path) -> str:
     return f"{data_dir} is readable and writable"
 
 
-def _embedder(settings: Settings) -> str:
-    from actors.embedder import make_embedder
+def _embedder(settings: Settings, actors: _Actors | None) -> str:
+    from actors.index_actor import IndexService
 
-    emb = make_embedder(settings.embedder.name, settings.embedder.batch_size,
-                        settings=settings.embedder, model=settings.model)
-    vec = emb.embed(["dynmem doctor check"])
-    if vec.shape != (1, emb.dim):
-        raise RuntimeError(f"expected a 1 x {emb.dim} vector, got {vec.shape}")
-    return f"{emb.name} embeds {emb.dim}-d vectors"
+    if actors is None:
+        return IndexService(settings.embedder, settings.model).probe()
+    return actors.ask(IndexService, "probe", settings.embedder, settings.model)
 
 
-def _model(settings: Settings, data_dir: Path) -> str:
-    m = settings.model
-    if m.client == "rules":
-        return "rules client (offline, no endpoint needed)"
-    from actors.llm.factory import make_client
-    from actors.llm.openai_client import OpenAIClient
+def _model(settings: Settings, data_dir: Path, actors: _Actors | None) -> str:
+    from actors.adjudication_actor import AdjudicationService
 
-    client = make_client(m, data_dir)
-    assert isinstance(client, OpenAIClient)
-    models = client.endpoint.list_models()
-    client.probe()
-    listed = "listed" if client.model_for("extract") in models else "not listed by /models, but answered"
-    return f"{client.model_for('extract')} at {m.openai_base_url} answers JSON ({listed}; structured={m.structured})"
+    if actors is None:
+        return AdjudicationService(settings.model, data_dir).probe()
+    return actors.ask(AdjudicationService, "probe", settings.model, data_dir)
+
+
+class _Actors:
+    """Runs a probe inside a short-lived actor, built from settings as the pipeline builds it."""
+
+    def __init__(self, address: str | None) -> None:
+        self.address = address
+        self.started = False
+
+    def ask(self, cls: type, method: str, *args: Any) -> str:
+        import ray
+
+        from actors.launch import Ref, init_ray
+
+        if not ray.is_initialized():
+            init_ray(self.address)
+            self.started = True
+        handle: Any = ray.remote(cls).options(num_cpus=0).remote(*args)
+        try:
+            return str(Ref.result(getattr(handle, method).remote(), timeout_s=120))
+        finally:
+            ray.kill(handle)
+
+    def close(self) -> None:
+        if self.started:
+            import ray
+
+            ray.shutdown()
 
 
 def _sidecar(data_dir: Path) -> str:
@@ -90,14 +110,26 @@ def _sidecar(data_dir: Path) -> str:
     return f"sidecar answers at {info['url']} (pid {info.get('pid')})"
 
 
-def check(settings: Settings, data_dir: Path) -> list[Check]:
-    """Run every check; never raises."""
-    return [
-        _run("data_dir", lambda: _data_dir(data_dir)),
-        _run("embedder", lambda: _embedder(settings)),
-        _run("model", lambda: _model(settings, data_dir)),
-        _run("sidecar", lambda: _sidecar(data_dir)),
-    ]
+def check(settings: Settings, data_dir: Path, *, in_actor: bool = False, address: str | None = None) -> list[Check]:
+    """Run every check; never raises.
+
+    With ``in_actor`` and a configured endpoint (openai client or embedder), the model and
+    embedder checks run inside Ray actors built from settings, the way the pipeline builds
+    them, so that a client that cannot be built or reach the endpoint there fails here too.
+    The offline defaults need no actor.
+    """
+    remote = settings.model.client != "rules" or settings.embedder.name in REMOTE_EMBEDDERS
+    actors = _Actors(address) if in_actor and remote else None
+    try:
+        return [
+            _run("data_dir", lambda: _data_dir(data_dir)),
+            _run("embedder", lambda: _embedder(settings, actors)),
+            _run("model", lambda: _model(settings, data_dir, actors)),
+            _run("sidecar", lambda: _sidecar(data_dir)),
+        ]
+    finally:
+        if actors is not None:
+            actors.close()
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -106,7 +138,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     settings = load_settings(Path(args.config) if getattr(args, "config", None) else None)
     folder = data_dir(getattr(args, "data_dir", None))
-    checks = check(settings, folder)
+    in_actor = not getattr(args, "in_process", False)
+    checks = check(settings, folder, in_actor=in_actor, address=getattr(args, "address", None))
     ok = all(c.ok for c in checks)
     if getattr(args, "json", False):
         print(json.dumps({"ok": ok, "checks": [c.model_dump() for c in checks]}))
@@ -123,5 +156,9 @@ def add_doctor_parser(sub: Any, common: argparse.ArgumentParser) -> argparse.Arg
         "doctor", parents=[common], help="check the data directory, embedder, model endpoint and sidecar")
     if "--json" not in s._option_string_actions:
         s.add_argument("--json", action="store_true", help="print exactly one JSON document")
+    s.add_argument("--in-process", action="store_true",
+                   help="check the endpoint in this process instead of inside a Ray actor")
+    if "--address" not in s._option_string_actions:
+        s.add_argument("--address", help="join this Ray cluster for the actor checks (default: a local Ray)")
     s.set_defaults(func=cmd_doctor)
     return s

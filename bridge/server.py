@@ -24,6 +24,7 @@ from typing import Any
 from actors.launch import Runtime, init_ray
 from actors.pipeline import Pipeline
 from bridge.auth import REVIEW_TOKEN_FILE, TOKEN_FILE
+from bridge.process import ProcessIdentity, identity_of, kill_session, signal_if_same
 from engine.errors import ServiceUnavailable
 from engine.settings import Settings
 
@@ -111,9 +112,16 @@ class Worker(threading.Thread):
     def _due(self) -> list[str]:
         now = time.monotonic()
         with self.lock:
-            if now - self._last_sweep >= self.SWEEP_S:
+            sweep = now - self._last_sweep >= self.SWEEP_S
+            if sweep:
                 self._last_sweep = now
-                return sorted(self.projects)
+        if sweep:
+            # Idle projects give their actors back; the sweep then covers live and hot projects
+            # only (a released project had no pending job, and a new turn makes it hot again).
+            self.pipe.rt.release_idle()
+            with self.lock:
+                return sorted(set(self.pipe.rt.live_projects()) | set(self.hot))
+        with self.lock:
             for p, seen in list(self.hot.items()):
                 if now - seen > self.HOT_S:
                     del self.hot[p]
@@ -213,72 +221,53 @@ def running_sidecar(data_dir: Path) -> dict[str, Any] | None:
         info: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not _alive(int(info.get("pid", 0))):
+    if not isinstance(info, dict) or not _sidecar_alive(info):
         return None  # killed without cleaning up: its leftover actors may still answer, but nobody owns them
     return info if isinstance(info.get("url"), str) and _health(info["url"]) else None
 
 
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, killed but not yet reaped by its parent, does not)."""
-    if pid <= 0:
-        return False
+def _recorded_identity(info: dict[str, Any]) -> ProcessIdentity | None:
+    """The sidecar identity written in ``sidecar.json``; None for an older file without one."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+        return ProcessIdentity(pid=int(info["pid"]), start_ticks=int(info["pid_start_ticks"]),
+                               boot_id=str(info["boot_id"]))
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (Linux /proc), children first."""
-    out: list[int] = []
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        for task in Path(f"/proc/{parent}/task").glob("*/children"):
-            try:
-                kids = [int(x) for x in task.read_text().split()]
-            except (OSError, ValueError):
-                continue
-            out.extend(kids)
-            todo.extend(kids)
-    return out
+def _sidecar_alive(info: dict[str, Any]) -> bool:
+    """Whether the very process that wrote ``info`` still runs (not merely a process with its pid)."""
+    ident = _recorded_identity(info)
+    return ident is not None and ident.matches()
 
 
 def reap_orphans(data_dir: Path) -> list[int]:
     """After a sidecar was killed (``kill -9``), stop the Ray processes it left behind.
 
-    The sidecar records the processes of its local Ray in ``sidecar.json``; when that file
-    names a dead sidecar, its still-running Ray processes (checked by their command line)
-    are killed and the file is removed.
+    The sidecar records the name of the Ray session it started; when ``sidecar.json`` names
+    a sidecar that no longer runs (its pid is gone, or now belongs to another process), the
+    processes of that session, and only those, are killed and the file is removed.
     """
     path = Path(data_dir) / SIDECAR_FILE
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    if _alive(int(info.get("pid", 0))):
+    if not isinstance(info, dict) or _sidecar_alive(info):
         return []
-    killed = []
-    for pid in info.get("ray_pids", []):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        if "ray" in cmd and _alive(pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-            except ProcessLookupError:
-                pass
+    session = info.get("ray_session")
+    killed = kill_session(session) if isinstance(session, str) else []
     path.unlink(missing_ok=True)
     return killed
+
+
+def ray_session_name() -> str:
+    """The session name of the Ray this process started (``session_<date>_<pid>``)."""
+    import ray
+
+    # Ray has no public accessor for its session name; the node object is the documented-in-code one.
+    node = getattr(ray._private.worker, "_global_node", None)
+    return str(getattr(node, "session_name", "") or "")
 
 
 def serve(data_dir: Path, settings: Settings, host: str = "127.0.0.1", port: int = 0,
@@ -305,8 +294,10 @@ def serve(data_dir: Path, settings: Settings, host: str = "127.0.0.1", port: int
         tmp.write_text(json.dumps({"url": url, "pid": os.getpid(), "token_file": str(Path(data_dir) / TOKEN_FILE),
                                    "review_token_file": str(Path(data_dir) / REVIEW_TOKEN_FILE),
                                    "data_dir": str(data_dir),
+                                   # who this is, so that stop and the reaper never signal a reused pid
+                                   **_own_identity(),
                                    # the local Ray started here, reaped by the next start after a kill -9
-                                   "ray_pids": [] if address else _descendants(os.getpid())}),
+                                   "ray_session": "" if address else ray_session_name()}),
                        encoding="utf-8")
         os.chmod(tmp, 0o600)
         tmp.replace(sidecar)
@@ -362,25 +353,34 @@ def serve_detached(data_dir: Path, argv: list[str], timeout_s: float = 90.0) -> 
     raise ServiceUnavailable(f"the sidecar did not answer within {timeout_s:.0f} s; see {Path(data_dir) / 'sidecar.log'}")
 
 
+def _own_identity() -> dict[str, Any]:
+    ident = identity_of(os.getpid())
+    return {"pid_start_ticks": ident.start_ticks, "boot_id": ident.boot_id} if ident else {}
+
+
 def stop_sidecar(data_dir: Path, timeout_s: float = 30.0) -> bool:
-    """Stop the sidecar of ``data_dir`` (SIGTERM, then SIGKILL); False if none was running."""
+    """Stop the sidecar of ``data_dir`` (SIGTERM, then SIGKILL); False if none was running.
+
+    Only the process that wrote ``sidecar.json`` is signalled (same pid, same start time);
+    a file naming a dead or reused pid is stale: the Ray session it left is reaped and the
+    file removed, and no other process is touched.
+    """
     path = Path(data_dir) / SIDECAR_FILE
     try:
-        pid = int(json.loads(path.read_text(encoding="utf-8"))["pid"])
-    except (OSError, ValueError, KeyError):
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return False
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        reap_orphans(data_dir)  # it died without cleaning up (kill -9): stop what it left
+    ident = _recorded_identity(info) if isinstance(info, dict) else None
+    if ident is None or not signal_if_same(ident, signal.SIGTERM):
+        reap_orphans(data_dir)  # dead, reused pid or unknown identity: stop only what it left
         path.unlink(missing_ok=True)
         return False
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not ident.matches():
             path.unlink(missing_ok=True)
             return True
         time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
+    signal_if_same(ident, signal.SIGKILL)
     path.unlink(missing_ok=True)
     return True

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from engine.errors import InvalidInput
+from engine.limits import MAX_ASSISTANT_CHARS, MAX_PROJECT_CHARS, MAX_REQUEST_ID_CHARS, MAX_SESSION_CHARS, MAX_USER_CHARS
 from engine.scopes import project_scope
 
 PROJECT_PATTERN = r"^[^\x00-\x1f]+$"
@@ -27,7 +28,7 @@ def valid_project(name: str) -> str:
 
 
 Project = Annotated[str, AfterValidator(valid_project)]
-ProjectField = Field(min_length=1, max_length=512, pattern=PROJECT_PATTERN, description=PROJECT_DESCRIPTION)
+ProjectField = Field(min_length=1, max_length=MAX_PROJECT_CHARS, pattern=PROJECT_PATTERN, description=PROJECT_DESCRIPTION)
 
 
 class Body(BaseModel):
@@ -38,11 +39,12 @@ class Body(BaseModel):
 
 class ObserveBody(Body):
     project: Project = ProjectField
-    session: str = Field(default="default", max_length=256, description="opencode session id")
-    user: str = Field(min_length=1, max_length=200_000, description="the user's message")
-    assistant: str = Field(default="", max_length=400_000, description="the agent's reply")
-    ts: str | None = Field(default=None, description="ISO 8601 time of the turn (default: now)")
-    request_id: str | None = Field(default=None, max_length=256, description="idempotency key")
+    session: str = Field(default="default", max_length=MAX_SESSION_CHARS, description="opencode session id")
+    user: str = Field(min_length=1, max_length=MAX_USER_CHARS, description="the user's message")
+    assistant: str = Field(default="", max_length=MAX_ASSISTANT_CHARS, description="the agent's reply")
+    ts: str | None = Field(default=None, description="ISO 8601 time of the turn (default: now; at most 5 minutes "
+                                                     "ahead of the server's clock, else 422 future_timestamp)")
+    request_id: str | None = Field(default=None, max_length=MAX_REQUEST_ID_CHARS, description="idempotency key")
 
 
 class ObserveReply(Body):

@@ -9,6 +9,7 @@ escape ``actors/``.
     DynmemError
     ├── InvalidInput            bad request or file content (400/422)
     │   ├── MalformedHistory    a JSONL line that is not a turn
+    │   ├── FutureTimestamp     a turn dated beyond now + the allowed clock skew
     │   └── EmptyQuery
     ├── NotFound                unknown memory, review, job, unit (404)
     ├── Conflict                request id reused with other content; decided review (409)
@@ -27,6 +28,7 @@ escape ``actors/``.
     │   ├── ModelUnavailable    circuit open, endpoint down
     │   └── ModelBadReply       reply that does not validate
     └── ServiceUnavailable      an actor is down or not started (503)
+        └── ActorDied           an actor died during the call (it is restarted; retry)
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ class InvalidInput(DynmemError):
 
 class MalformedHistory(InvalidInput):
     code = "malformed_history"
+
+
+class FutureTimestamp(InvalidInput):
+    code = "future_timestamp"
 
 
 class EmptyQuery(InvalidInput):
@@ -124,3 +130,7 @@ class ModelBadReply(ModelError):
 
 class ServiceUnavailable(DynmemError):
     code = "unavailable"
+
+
+class ActorDied(ServiceUnavailable):
+    code = "actor_died"

@@ -75,6 +75,7 @@ class ModelSettings(_Section):
     recognize_model: str = ""
     structured: Literal["auto", "json_schema", "json_object"] = "auto"
     timeout_s: float = Field(default=30.0, gt=0)
+    max_output_tokens: int = Field(default=1024, ge=16)  # bounds a reply (a small local model can ramble)
     max_retries: int = Field(default=3, ge=0)  # ours; the openai package's own are off
     retry_base_s: float = Field(default=0.5, ge=0)  # first backoff, doubled per retry, jittered
     retry_max_s: float = Field(default=30.0, ge=0)  # cap on one wait, Retry-After included
@@ -92,6 +93,9 @@ class EmbedderSettings(_Section):
     openai_model: str = ""  # embedding model of the [model] endpoint when name = "openai"
     dim: int = Field(default=384, ge=1)  # vector width asked of (and checked on) the openai embedder
     query_cache_size: int = Field(default=1024, ge=0)  # query vectors kept by normalised text (LRU); 0: off
+    # Embeds local-only memories (and their half of each query) when ``name`` is a remote embedder:
+    # a local-only text never reaches an endpoint (DESIGN §9). minilm | hash (tests only)
+    local_name: str = "minilm"
 
 
 class ReviewSettings(_Section):
@@ -109,6 +113,8 @@ class RuntimeSettings(_Section):
     extraction_workers: int = 2
     ray_address: str = ""
     lease_s: float = 60.0  # a leased job not finished by then (its worker died) is picked up again
+    idle_release_s: float = 900.0  # a project's log and engine actors idle this long are released
+    max_live_projects: int = 32  # projects with live actors at once; the least recently used go first
     idle_stop_min: float = Field(default=30.0, ge=0)  # a sidecar without requests stops itself; 0 never
 
 

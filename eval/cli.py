@@ -62,6 +62,14 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
     s.add_argument("--conversations", type=int, default=10, help="how many conversations (1-10)")
     s.set_defaults(func=_dispatch("eval.locomo.run"))
 
+    s = bsub.add_parser("chaos", parents=[common],
+                        help="random actor kills during replays on Ray: lost, duplicated, dead, differing (all 0)")
+    s.add_argument("--kills", type=int, default=20, help="how many actors to kill in all")
+    s.add_argument("--projects", type=int, default=3, help="projects replayed at once (each a copy of the example)")
+    s.add_argument("--interval", type=float, default=0.8, help="seconds between kills")
+    s.add_argument("--seed", type=int, default=0, help="seed of the choice of victims")
+    s.set_defaults(func=_dispatch("eval.chaos.run"))
+
     s = bsub.add_parser("independent", parents=[common, par],
                         help="replay histories written without reading the code, and probe them")
     s.add_argument("--dir", action="append", help="a data folder (history.jsonl + probes.json); repeatable "

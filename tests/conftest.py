@@ -14,6 +14,16 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The ``real_server`` tier is opt-in: deselected unless ``-m`` names it (scripts/real-server-tier.sh)."""
+    if "real_server" in (config.getoption("markexpr", "") or ""):
+        return
+    kept = [i for i in items if i.get_closest_marker("real_server") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("real_server")])
+        items[:] = kept
+
+
 @pytest.fixture(autouse=True)
 def _forbid_ray_in_unit_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Unit tests must not start Ray (as Ray Serve's unit tests do)."""

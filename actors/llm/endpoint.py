@@ -19,6 +19,7 @@ package's own retry loop does not give us (its retries are switched off with
     429 / 5xx / connection / open  -> ModelUnavailable   (callers defer the job)
     body not JSON or wrong shape   -> ModelBadReply      (callers retry the job later)
     401 / 403 / 404 / other 4xx    -> EndpointRejected (a ModelError), with the status
+    5xx naming a request field     -> EndpointRejected (llama.cpp refuses json_schema with a 500)
 """
 
 from __future__ import annotations
@@ -112,6 +113,15 @@ class TokenBucket:
             self.sleep(wait)
 
 
+def _names_a_request_field(exc: openai.APIStatusError) -> bool:
+    """A server error that is really a refusal of our request: retrying cannot help.
+
+    llama-cpp-python's server (0.3.36) answers a ``response_format`` it does not support
+    (``json_schema``) with HTTP 500 and the validation error as the message (measured).
+    """
+    return exc.status_code >= 500 and "validation error" in exc.message and "response_format" in exc.message
+
+
 def retry_after_s(exc: BaseException) -> float | None:
     """The server's ``Retry-After`` (or ``retry-after-ms``) in seconds, if it sent one."""
     response = getattr(exc, "response", None)
@@ -170,7 +180,7 @@ class Endpoint:
             # openai's overloads want its TypedDict message and format params; plain mappings are what it sends
             reply = self._client.chat.completions.create(  # type: ignore[call-overload]
                 model=model, messages=list(messages), response_format=dict(response_format),
-                temperature=0)
+                temperature=0, max_tokens=self.settings.max_output_tokens)
             choices = getattr(reply, "choices", None)
             if not choices:
                 raise ModelBadReply(f"the model endpoint {self.base_url} answered without choices")
@@ -227,7 +237,7 @@ class Endpoint:
                 last = exc
                 self.breaker.failure(f"connection failed: {exc.message}")
             except openai.APIStatusError as exc:
-                if exc.status_code not in _RETRY_STATUS and exc.status_code < 500:
+                if (exc.status_code not in _RETRY_STATUS and exc.status_code < 500) or _names_a_request_field(exc):
                     raise self._rejected(what, exc) from exc
                 last = exc
                 hint = retry_after_s(exc)

@@ -44,6 +44,8 @@ from engine.settings import ModelSettings
 
 PROMPTS_DIR = bundled("prompts")  # package data: configs/prompts/<task>.md
 TASKS = ("extract", "judge", "classify", "recognize")
+#: Prompts of the client: the tasks above, and the repair investigation (actors/llm/openai_investigator.py).
+PROMPTS = (*TASKS, "investigate")
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -69,6 +71,32 @@ def load_prompt(task: str, folder: Path = PROMPTS_DIR) -> Prompt:
 def is_self_activity(text: str) -> bool:
     """Whether a text is about the memory system itself (its tools or injected blocks)."""
     return bool(MEMORY_TALK.search(text)) or "dynmem-memory" in text.casefold()
+
+
+def redact_json(text: str) -> str:
+    """Redact a JSON document value by value, so that it stays valid JSON.
+
+    Redacting the serialised text can cut through an escaped quote (``\\"``) and break the
+    document, and would read one field's words as the context of another field's value (a
+    unit id next to a "password" in the text). Every string (keys included) is redacted on
+    its own; the payloads are built here from single texts, so no secret spans two values.
+    Text that is not JSON is redacted as text.
+    """
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return redact(text)
+    return json.dumps(_redact_values(doc), ensure_ascii=False)
+
+
+def _redact_values(value: object) -> object:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redact_values(v) for v in value]
+    if isinstance(value, dict):
+        return {redact(str(k)): _redact_values(v) for k, v in value.items()}
+    return value
 
 
 # ---- reply shapes ----------------------------------------------------------------------
@@ -160,7 +188,8 @@ class OpenAIClient:
             raise InvalidInput("the openai model client needs [model] openai_model (DYNMEM_OPENAI_MODEL)")
         self.settings = settings
         self.endpoint = endpoint or Endpoint(settings)
-        self.prompts = {t: load_prompt(t, prompts_dir) for t in TASKS}
+        self.prompts = {t: load_prompt(t, prompts_dir) for t in PROMPTS}
+        self.last_stopped = ""  # why the last investigation stopped reading early
         self.structured = settings.structured  # "auto" becomes "json_object" after a 400
         cache_dir = Path(settings.cache_dir) if settings.cache_dir else (Path(data_dir) / "cache" if data_dir else None)
         self.cache = (ResponseCache(cache_dir, int(settings.cache_max_mb * 1024 * 1024))
@@ -168,7 +197,7 @@ class OpenAIClient:
         self.cache_hits = 0
 
     def model_for(self, task: str) -> str:
-        return str(getattr(self.settings, f"{task}_model") or self.settings.openai_model)
+        return str(getattr(self.settings, f"{task}_model", "") or self.settings.openai_model)
 
     def decided_by(self, task: str = "judge") -> str:
         return f"openai:{self.model_for(task)}@{self.prompts[task].version}"
@@ -255,18 +284,34 @@ class OpenAIClient:
 
     def _ask(self, task: str, payload: Mapping[str, Any], shape: type[M],
              check: Callable[[M], None] | None = None) -> M:
+        return self._exchange(task, self._messages(task, payload), shape, SCHEMAS[task], check)[0]
+
+    def ask_messages(self, task: str, messages: Sequence[Mapping[str, str]], shape: type[M],
+                     schema: Mapping[str, Any]) -> tuple[M, str]:
+        """A multi-turn exchange (the investigator's tool loop): the task's prompt, then ``messages``.
+
+        Returns the validated reply and its raw text (to append as the assistant's turn).
+        """
+        schema_text = json.dumps(schema, separators=(",", ":"))
+        system = f"{self.prompts[task].text}\n\nThe JSON object must follow this JSON Schema:\n{schema_text}"
+        return self._exchange(task, [{"role": "system", "content": system}, *map(dict, messages)], shape, schema)
+
+    def _exchange(self, task: str, raw: Sequence[Mapping[str, str]], shape: type[M], schema: Mapping[str, Any],
+                  check: Callable[[M], None] | None = None) -> tuple[M, str]:
         model = self.model_for(task)
-        messages = [{**m, "content": redact(m["content"])} for m in self._messages(task, payload)]
-        key = request_key(model, messages, SCHEMAS[task])
+        # user turns are JSON documents: redacted value by value so they stay valid JSON
+        messages = [{"role": m["role"], "content": redact_json(m["content"]) if m["role"] == "user" else redact(m["content"])}
+                    for m in raw]
+        key = request_key(model, messages, dict(schema))
         if self.cache is not None:
             cached = self.cache.get(key)
             if cached is not None:
                 try:
                     self.cache_hits += 1
-                    return self._parse(cached, shape, check)
+                    return self._parse(cached, shape, check), cached
                 except _Invalid:
                     self.cache_hits -= 1  # a stale or damaged entry: ask again
-        content = self._complete(task, model, messages)
+        content = self._complete(task, model, messages, schema)
         try:
             reply = self._parse(content, shape, check)
         except _Invalid as first:
@@ -274,23 +319,24 @@ class OpenAIClient:
                      {"role": "user", "content": redact(
                          f"That reply is not valid: {first}. Answer again with only one JSON object "
                          f"that follows the schema.")}]
-            content = self._complete(task, model, retry)
+            content = self._complete(task, model, retry, schema)
             try:
                 reply = self._parse(content, shape, check)
             except _Invalid as second:
                 raise ModelBadReply(redact(f"{task}: the reply of {model} did not validate twice: {second}")) from None
+        content = redact(content)  # a model that parrots or invents a secret: never stored or resent
         if self.cache is not None:
             self.cache.put(key, content)
-        return reply
+        return reply, content
 
-    def _complete(self, task: str, model: str, messages: list[dict[str, str]]) -> str:
+    def _complete(self, task: str, model: str, messages: list[dict[str, str]], schema: Mapping[str, Any]) -> str:
         if self.structured in ("auto", "json_schema"):
             fmt = {"type": "json_schema", "json_schema": {"name": f"dynmem_{task}", "strict": True,
-                                                          "schema": SCHEMAS[task]}}
+                                                          "schema": dict(schema)}}
             try:
                 return self.endpoint.chat(model, messages, fmt)
             except EndpointRejected as exc:
-                if self.structured != "auto" or exc.status not in (400, 422):
+                if self.structured != "auto" or (exc.status not in (400, 422) and "response_format" not in exc.message):
                     raise
                 self.structured = "json_object"  # this endpoint has no structured outputs
         return self.endpoint.chat(model, messages, {"type": "json_object"})
@@ -309,7 +355,26 @@ class OpenAIClient:
             check(reply)
         return reply
 
+    # ---- repair -----------------------------------------------------------------------
+    def investigate(self, signal: Any, log: Any) -> list[Candidate]:
+        """A model-driven investigation through the service's budgeted, bounded log view."""
+        from actors.llm.openai_investigator import ModelInvestigator
+
+        inv = ModelInvestigator(self, signal, log)
+        try:
+            return inv.run()
+        finally:
+            self.last_stopped = inv.stopped
+
     # ---- doctor -----------------------------------------------------------------------
+    def check(self) -> str:
+        """List the models and send one tiny JSON request; a one-line verdict or a ModelError."""
+        models = self.endpoint.list_models()
+        self.probe()
+        name = self.model_for("extract")
+        listed = "listed" if name in models else "not listed by /models, but answered"
+        return f"{name} at {self.settings.openai_base_url} answers JSON ({listed}; structured={self.settings.structured})"
+
     def probe(self) -> str:
         """Send one tiny JSON request (no cache); returns the reply text or raises a ModelError."""
         messages = [{"role": "system", "content": 'Reply with the JSON object {"ok": true} and nothing else.'},

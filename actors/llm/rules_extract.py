@@ -182,12 +182,16 @@ EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
 EXTRACTIVE = (*EXTRACTORS, _extractive)
+# A clause longer than this is a paste (a log line, a minified blob), never one memory sentence.
+MAX_CLAUSE_CHARS = 400
 _BASE_SALIENCE = {Kind.DECISION: 0.65, Kind.PREFERENCE: 0.65, Kind.PROCEDURE: 0.6, Kind.FACT: 0.55, Kind.NOTE: 0.4}
 
 
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...]) -> list[Finding]:
     out: list[Finding] = []
     for part in clauses(sentence):
+        if len(part) > MAX_CLAUSE_CHARS:
+            continue  # no memory is a 400-character clause; and patterns stay linear in the turn's size
         text, changed, remember = strip_fillers(part)
         if not text or MEMORY_TALK.search(text) or not is_statement(text, changed):
             continue

@@ -30,6 +30,7 @@ from actors.store.jobs import JOBS_MIGRATION, JobsFile, enqueue
 from actors.store.migrations import Migration
 from engine.errors import Conflict, EmptyQuery, InvalidInput, NotFound, StoreError
 from engine.models import Frozen, TurnIn, Unit
+from engine.gate import stored_id
 from engine.redact import redact
 
 EXTRACT_JOB = "extract"
@@ -108,13 +109,14 @@ def _prepare(turn: TurnIn, now_ms: int) -> _Prepared:
     if not turn.project.strip():
         raise InvalidInput("a turn needs a project")
     user, assistant = redact(turn.user), redact(turn.assistant)
+    session = stored_id(turn.session)  # ids go through the same gate (engine.gate)
     ts_ms = turn.ts_ms if turn.ts_ms is not None else now_ms
     # The hash leaves out ts_ms: a client retrying without a timestamp gets a new default.
-    content_hash = _sha256(turn.project, turn.session, user, assistant)
-    request_id = turn.request_id or "auto-" + _sha256(
-        turn.project, turn.session, str(ts_ms), user, assistant
+    content_hash = _sha256(turn.project, session, user, assistant)
+    request_id = stored_id(turn.request_id or "") or "auto-" + _sha256(
+        turn.project, session, str(ts_ms), user, assistant
     )[:32]
-    return _Prepared(turn.project, turn.session, ts_ms, user, assistant, request_id, content_hash)
+    return _Prepared(turn.project, session, ts_ms, user, assistant, request_id, content_hash)
 
 
 def _unit(row: Sequence[Any]) -> Unit:

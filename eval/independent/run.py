@@ -150,10 +150,12 @@ def main(args: argparse.Namespace) -> int:
             doc, results = run_folder(folder, Path(args.data_dir) if args.data_dir else Path(tmp), use_ray=args.ray,
                                       config=args.config)
         docs.append(doc)
-        command = f"dynmem bench independent --dir {folder}" + (" --ray" if args.ray else "")
+        command = (f"dynmem bench independent --dir {folder}" + (f" --config {args.config}" if args.config else "")
+                   + (" --ray" if args.ray else ""))
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
-            (out / f"independent-{folder.name}.md").write_text(render(doc, results, command), encoding="utf-8")
+            suffix = f"-{Path(args.config).stem}" if args.config else ""
+            (out / f"independent-{folder.name}{suffix}.md").write_text(render(doc, results, command), encoding="utf-8")
         if not args.json:
             print(f"{folder.name}: gold served {doc['gold_served']}/{doc['gold_tokens']}, "
                   f"wrong {doc['questions_wrong']}/{doc['probes']}")

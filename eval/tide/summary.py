@@ -1,6 +1,6 @@
 """One report over several seeds of a TIDE variant: ``python -m eval.tide.summary``.
 
-``dynmem bench tide --variant heldout --seed S`` writes, for every seed, its own report and
+``dynmem bench tide --variant heldout --seed S --canonical`` (or ``--out DIR``) writes, for every seed, its own report and
 its document (``tide-<level>-<system>-<variant>-seed<S>.{md,json}``); this module gathers the
 documents of one level/system/variant into ``tide-<level>-<variant>.md`` (for example
 ``eval/results/tide-pipeline-heldout.md``): the overall scores per seed and the scores by
@@ -15,7 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from eval.tide.run import RESULTS, _fmt
+from eval.cli import CANONICAL_RESULTS
+from eval.tide.run import _fmt
 
 
 def _seed(path: Path) -> int:
@@ -37,7 +38,7 @@ def render(docs: list[dict[str, Any]], *, level: str, system: str, variant: str,
     lines = [f"# TIDE, {variant} variant: {system} at the {level} level, seeds "
              + ", ".join(str(d["seed"]) for d in docs), "",
              "Reproduce (each run about a minute on 2 shared cores):", "", "```"]
-    lines += [str(d.get("command", "")) for d in docs]
+    lines += [str(d.get("command", "")) + " --canonical" for d in docs]
     lines += [f"python -m eval.tide.summary --level {level} --system {system} --variant {variant}", "```", "",
               "## Overall", "", head, "|" + "---|" * 6]
     for d in docs:
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variant", default="heldout")
     p.add_argument("--out", help="folder of the per-seed documents and of the summary (default eval/results)")
     args = p.parse_args(argv)
-    out = Path(args.out) if args.out else RESULTS
+    out = Path(args.out) if args.out else CANONICAL_RESULTS
     docs = load(out, args.level, args.system, args.variant)
     if not docs:
         print(f"no tide-{args.level}-{args.system}-{args.variant}-seed*.json under {out}")

@@ -46,7 +46,7 @@ def log(tmp_path: Path) -> Iterator[LogStore]:
 
 
 def investigate(log: LogStore, signal: RepairSignal = SIGNAL, **budget: int) -> object:
-    return InvestigatorService(RulesClient()).investigate(signal, log, **budget)
+    return InvestigatorService.with_client(RulesClient()).investigate(signal, log, **budget)
 
 
 def returned_turns(inv: object) -> list[int]:
@@ -101,7 +101,7 @@ def test_the_default_budget_is_respected_on_a_long_log(tmp_path: Path) -> None:
     store = LogStore(tmp_path / "log.sqlite")
     filler = "the pager rotation came up again in the retro, " + "nothing decided, lots of talk. " * 20
     store.append([TurnIn(project="p", user=f"{i}: {filler}", assistant="ok " * 50, ts_ms=T0 + i) for i in range(40)], T0)
-    inv = InvestigatorService(RulesClient()).investigate(SIGNAL.model_copy(update={"bound_turn": 41}), store)
+    inv = InvestigatorService.with_client(RulesClient()).investigate(SIGNAL.model_copy(update={"bound_turn": 41}), store)
     assert inv.calls_used <= 8 and inv.chars_revealed <= 4000
     revealed = sum(c.chars for c in inv.trace)
     assert revealed == inv.chars_revealed <= 4000
@@ -185,7 +185,7 @@ class FabricatingClient:
 
 
 def test_fabricated_proposals_are_rejected_with_reasons(log: LogStore) -> None:
-    inv = InvestigatorService(FabricatingClient()).investigate(SIGNAL, log)  # type: ignore[arg-type]
+    inv = InvestigatorService.with_client(FabricatingClient()).investigate(SIGNAL, log)  # type: ignore[arg-type]
     reasons = [(v.accepted, v.reason) for v in inv.verdicts]
     assert reasons == [
         (True, "grounded in u3"),  # positive control
@@ -203,5 +203,5 @@ def test_a_client_that_cannot_investigate_proposes_nothing(log: LogStore) -> Non
     class Mute:
         name = "mute"
 
-    inv = InvestigatorService(Mute()).investigate(SIGNAL, log)  # type: ignore[arg-type]
+    inv = InvestigatorService.with_client(Mute()).investigate(SIGNAL, log)  # type: ignore[arg-type]
     assert inv.proposals == [] and "cannot investigate" in inv.stopped and inv.calls_used == 0

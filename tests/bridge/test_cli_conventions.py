@@ -53,7 +53,7 @@ def test_with_json_every_error_is_one_json_document_on_stdout(tmp_path: Path, ca
     assert json.loads(out) == {"error": f"no data directory at {tmp_path / 'x'}: nothing has been stored there yet",
                                "code": "not_found"}
     rc, out, err = _run(capsys, "recall", "--json")  # a usage error
-    assert rc == 2 and json.loads(out)["code"] == "usage" and "--project" in json.loads(out)["error"]
+    assert rc == 2 and json.loads(out)["code"] == "usage" and "query" in json.loads(out)["error"]
     rc, out, err = _run(capsys, "recall")  # without --json: argparse's usage on stderr (control)
     assert rc == 2 and out == "" and "usage: dynmem recall" in err
 

@@ -59,7 +59,10 @@ def test_a_killed_sidecar_loses_no_job_and_applies_each_once(tmp_path: Path) -> 
             assert r.status_code == 200, r.text
         assert c.post("/v1/miss", json={"project": "p", "query": "where is the pager rotation kept?",
                                         "tool": "log_search"}).status_code == 200
-    ray_pids = json.loads((data / "sidecar.json").read_text())["ray_pids"]
+    from bridge.process import session_processes
+
+    session = json.loads((data / "sidecar.json").read_text())["ray_session"]
+    ray_pids = [p.pid for p in session_processes(session)]  # every process of its Ray, workers included
     os.kill(info["pid"], signal.SIGKILL)  # mid-work: the turns are acknowledged, the jobs are not done
     time.sleep(1)
     assert any(psutil.pid_exists(p) for p in ray_pids)  # kill -9 left Ray processes behind

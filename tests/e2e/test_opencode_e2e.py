@@ -45,6 +45,7 @@ from typing import Any
 
 import pytest
 
+from fakes import brain
 from fakes.openai_server import FakeOpenAI
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -338,12 +339,18 @@ def pending_outbox(data_dir: Path) -> list[dict[str, Any]]:
 
 
 # ---- the test -------------------------------------------------------------------------------
-@pytest.fixture
-def stack(tmp_path: Path) -> Iterator[tuple[FakeOpenAI, dict[str, str], Path, SidecarClient]]:
+@pytest.fixture(params=["rules", "openai"])
+def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[FakeOpenAI, dict[str, str], Path, SidecarClient]]:
+    """The sidecar's own model client: the offline rules client, or the openai client on a second
+    fake server whose "model" answers dynmem's prompts (tests/fakes/brain.py)."""
     opencode_bin()
     data_dir = tmp_path / "dynmem"
-    with FakeOpenAI(SCRIPT, record_path=tmp_path / "model-requests.jsonl") as fake:
+    with FakeOpenAI(SCRIPT, record_path=tmp_path / "model-requests.jsonl") as fake, \
+            FakeOpenAI(responder=brain.answer) as memory_model:
         env = hermetic_env(tmp_path, fake.base_url, data_dir)
+        if request.param == "openai":
+            env.update({"DYNMEM_MODEL_CLIENT": "openai", "DYNMEM_OPENAI_BASE_URL": memory_model.base_url,
+                        "DYNMEM_OPENAI_MODEL": "fake-model", "DYNMEM_OPENAI_API_KEY": "test-key"})
         project = make_project(tmp_path, env)
         sidecar = start_sidecar(env)
         try:
@@ -359,6 +366,8 @@ def stack(tmp_path: Path) -> Iterator[tuple[FakeOpenAI, dict[str, str], Path, Si
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             assert not left, f"processes left behind: {left}"
+        if request.param == "openai":  # the memory really came from the sidecar's model endpoint
+            assert any(brain.task_of(b) == "extract" for b in memory_model.chat_requests())
 
 
 def memories_of(sidecar: SidecarClient, project: Path) -> list[dict[str, Any]]:

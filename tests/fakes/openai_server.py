@@ -18,14 +18,17 @@ A rule is a dict (so a script can live in a JSON file) or a :class:`Rule`::
      # one answer:
      "text": "Noted.",                                       # assistant text
      "tool_call": {"name": "memory_search", "arguments": {"query": "port"}},
-     "status": 500,                                          # an HTTP error (with "retry_after": s)
+     "status": 500,                                          # an HTTP error (with "retry_after": s,
+                                                             #  "message": its error message)
      "hang_s": 5,                                            # sleep, then answer normally
      "malformed": True,                                      # a body that is not JSON
      "wrong_shape": True,                                    # JSON without the expected fields
      "fail_first": 2, "fail_status": 500}                    # fail N times, then answer
 
 Requests whose first system message starts with "You are a title generator" get a short
-title before any rule is tried; when no rule matches the answer is the text "OK.".
+title before any rule is tried; when no rule matches, a ``responder`` (a callable given the
+request body, returning the answer text or None) is asked, for example
+:func:`fakes.brain.answer`, which answers dynmem's own prompts; otherwise the answer is "OK.".
 
 Use it from pytest (``with FakeOpenAI(script=[...]) as fake: fake.base_url``) or as a process:
 ``python -m tests.fakes.openai_server --port 0 --script rules.json --record requests.jsonl``
@@ -45,7 +48,7 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -59,7 +62,7 @@ EMBEDDING_DIM = 64
 _RULE_KEYS = {
     "user_contains", "tool_offered", "tool_result", "system_contains", "endpoint", "times",
     "text", "tool_call", "status", "retry_after", "hang_s", "malformed", "wrong_shape",
-    "fail_first", "fail_status", "name",
+    "fail_first", "fail_status", "name", "message",
 }
 
 
@@ -83,6 +86,7 @@ class Rule:
     fail_first: int = 0
     fail_status: int = 500
     name: str | None = None
+    message: str | None = None
     hits: int = field(default=0, compare=False)
 
     @classmethod
@@ -178,8 +182,10 @@ class FakeOpenAI:
         host: str = "127.0.0.1",
         port: int = 0,
         model: str = DEFAULT_MODEL,
+        responder: Callable[[Mapping[str, Any]], str | None] | None = None,
     ) -> None:
         self.rules = [r if isinstance(r, Rule) else Rule.from_dict(r) for r in script]
+        self.responder = responder
         self.record_path = Path(record_path) if record_path else None
         self.model = model
         self.requests: list[dict[str, Any]] = []
@@ -332,7 +338,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._error(rule.fail_status, f"scripted failure {rule.hits}/{rule.fail_first}", rule.retry_after)
                 return True
             if rule.status is not None:
-                self._error(rule.status, f"scripted HTTP {rule.status}", rule.retry_after)
+                self._error(rule.status, rule.message or f"scripted HTTP {rule.status}", rule.retry_after)
                 return True
             if rule.malformed:
                 self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
@@ -348,6 +354,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 rule: Rule | None = Rule(text=_title_of(view.last_user))
             else:
                 rule = fake._pick("chat", view)
+            if rule is None and fake.responder is not None:
+                text = fake.responder(body)
+                rule = Rule(text=text) if text is not None else None
             rule = rule or Rule(text=DEFAULT_TEXT)
             if self._failure(rule):
                 return
@@ -434,9 +443,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--script", type=Path, help="JSON file: a list of rules")
     p.add_argument("--record", type=Path, help="append each request to this JSONL file")
+    p.add_argument("--brain", action="store_true", help="answer dynmem's own prompts with fakes.brain")
     args = p.parse_args(argv)
     script = json.loads(args.script.read_text()) if args.script else []
-    fake = FakeOpenAI(script, record_path=args.record, host=args.host, port=args.port)
+    responder = None
+    if args.brain:
+        from fakes.brain import answer as responder
+    fake = FakeOpenAI(script, record_path=args.record, host=args.host, port=args.port, responder=responder)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())

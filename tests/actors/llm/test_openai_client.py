@@ -33,6 +33,7 @@ T0 = 1_767_225_600_000
 DAY = 86_400_000
 EXTRACT = "distil a coding agent"  # in the extract prompt only
 JUDGE = "compare two memories"  # in the judge prompt only
+INVESTIGATE = "investigate a memory miss"  # in the investigate prompt only
 
 
 def settings_for(base_url: str, *, embedder: str = "hash", **model: Any) -> Settings:
@@ -104,6 +105,8 @@ def replay_script(*, failing: list[dict[str, Any]] = ()) -> list[dict[str, Any]]
     script: list[dict[str, Any]] = list(failing)
     script += [{"system_contains": EXTRACT, "user_contains": user, "text": text} for user, text in REPLAY]
     script.append({"system_contains": JUDGE, "text": json.dumps({"verdict": "update", "reason": "16 is later"})})
+    script.append({"system_contains": INVESTIGATE, "text": json.dumps(
+        {"action": "propose", "query": "", "around_turn": 0, "unit_id": "", "proposals": []})})
     return script
 
 
@@ -141,15 +144,17 @@ def test_a_replay_gives_exactly_the_memory_states_the_scripted_answers_dictate(r
         pg16 = next(m for m in mems if "16" in m.text)
         verdict = [e for e in pipe.detail("shop", pg16.id).history if "verdict" in e.reason]
         assert verdict and "openai:fake-model@judge-v1" in verdict[0].reason
-        # six extractions and one verdict, nothing else (the embedder is local here)
+        # six extractions, one verdict and one repair investigation (the turn that names a memory
+        # tool is a miss signal), nothing else (the embedder is local here)
         bodies = chat_bodies(fake)
-        assert len(bodies) == len(REPLAY) + 1
+        assert len(bodies) == len(REPLAY) + 2
+        assert sum(INVESTIGATE in fake.system_of(b) for b in bodies) == 1
         assert bodies[0]["response_format"]["type"] == "json_schema"
         # replaying the same log again sends nothing new: the receipts hold, the cache answers
         pipe.observe([TurnIn(project="shop", user=u, assistant="OK.", ts_ms=T0 + i * DAY, request_id=f"r{i}")
                       for i, (u, _) in enumerate(REPLAY)])
         pipe.drain("shop")
-        assert states(pipe) == EXPECTED and len(chat_bodies(fake)) == len(REPLAY) + 1
+        assert states(pipe) == EXPECTED and len(chat_bodies(fake)) == len(REPLAY) + 2
 
 
 OUTAGES = {
@@ -391,7 +396,7 @@ def test_adjudication_service_uses_the_rules_judge_for_local_only(tmp_path: Path
     from actors.adjudication_actor import AdjudicationService
 
     with FakeOpenAI([{"text": json.dumps({"verdict": "same", "reason": "r"})}]) as fake:
-        svc = AdjudicationService(client_for(fake, tmp_path))
+        svc = AdjudicationService.with_client(client_for(fake, tmp_path))
         local = mem("b", "The vault path is /srv/x.", sensitivity=Sensitivity.LOCAL_ONLY)
         assert svc.judge(mem("a", "The vault path is /srv/y."), local).decided_by == "rules"
         assert fake.requests == []
@@ -570,3 +575,33 @@ def test_no_secret_reaches_the_endpoint_or_any_file_and_the_rest_is_remembered(t
         assert json.dumps(secret)[1:-1] not in recorded, f"{name} reached the model endpoint (escaped)"
         for path, blob in blobs.items():
             assert secret.encode() not in blob, f"{name} found in {path.relative_to(data)}"
+
+
+LLAMA_CPP_REFUSAL = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+                     "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}")
+
+
+def test_a_server_that_refuses_json_schema_with_a_500_gets_json_mode_at_once(tmp_path: Path) -> None:
+    # llama-cpp-python 0.3.36's server answers response_format json_schema with this HTTP 500 (measured)
+    script = [{"status": 500, "message": LLAMA_CPP_REFUSAL, "times": 1},
+              {"text": reply({"text": "The API listens on port 8080."})}]
+    with FakeOpenAI(script) as fake:
+        sleeps: list[float] = []
+        client = client_for(fake, tmp_path, sleeps)
+        [cand] = client.extract([U1], "project:p")
+        formats = [b["response_format"]["type"] for b in chat_bodies(fake)]
+    assert cand.text == "The API listens on port 8080." and client.structured == "json_object"
+    assert formats == ["json_schema", "json_object"] and sleeps == []  # no retry, no backoff
+    assert all(b["max_tokens"] == 1024 for b in chat_bodies(fake))  # every reply is bounded
+
+
+def test_an_explicit_json_schema_refused_by_the_server_is_a_rejection_not_an_outage(tmp_path: Path) -> None:
+    with FakeOpenAI([{"status": 500, "message": LLAMA_CPP_REFUSAL}]) as fake:
+        client = client_for(fake, tmp_path, structured="json_schema")
+        with pytest.raises(EndpointRejected, match="response_format"):
+            client.extract([U1], "project:p")
+        assert len(chat_bodies(fake)) == 1 and client.endpoint.breaker.consecutive == 0
+    with FakeOpenAI([{"status": 500}]) as fake:  # control: a plain 500 is an outage, retried
+        with pytest.raises(ModelUnavailable):
+            client_for(fake, tmp_path, structured="json_schema").extract([U1], "project:p")
+        assert len(chat_bodies(fake)) == 3

@@ -175,7 +175,7 @@ def test_repair_never_stores_a_question(tmp_path: Path, question: str) -> None:
     store.append([TurnIn(project="p", user=u, assistant=a, ts_ms=T0 + i) for i, (u, a) in enumerate(turns)], T0)
     try:
         signal = RepairSignal(query=question, kind="abstained", bound_turn=3, scope=SCOPE)
-        inv = InvestigatorService(RulesClient()).investigate(signal, store)
+        inv = InvestigatorService.with_client(RulesClient()).investigate(signal, store)
     finally:
         store.close()
     accepted = [p.text for p in inv.accepted]
@@ -198,5 +198,5 @@ def test_the_extraction_service_drops_a_question_from_any_client() -> None:
 
     unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1, user='"Does the API run on port 3000?"',
                 assistant="The API listens on port 7070.", request_id="r")
-    got = ExtractionService(Parrot()).extract([unit], SCOPE)  # type: ignore[arg-type]
+    got = ExtractionService.with_client(Parrot()).extract([unit], SCOPE)  # type: ignore[arg-type]
     assert [c.text for c in got.candidates] == ["The API listens on port 7070."]  # the statement stays

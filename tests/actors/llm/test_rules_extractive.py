@@ -69,3 +69,10 @@ def test_an_environment_word_keeps_its_own_port_key() -> None:
     assert [(k, b) for _, k, b in staging] == [("staging database port", "6543")]
     plain = extract("the db runs on 5433 now")
     assert [(k, b) for _, k, b in plain] == [("database port", "5433")]  # positive control
+
+
+@pytest.mark.timeout(120)  # a hang guard, not a speed target: these took minutes with quadratic patterns
+@pytest.mark.parametrize("text", ["x" * 200_000, "port " + "x " * 100_000, "`" + "a" * 200_000])
+def test_a_turn_at_the_size_limit_is_read_without_hanging(text: str) -> None:
+    assert extract(text, text[:50_000], profile="extractive") == []
+    assert extract("the api listens on 8080 " + text[:300]) != []  # positive control: a normal clause still reads

@@ -1,0 +1,1 @@
+"""Held-out measurement of the redactor on secret phrasings written without reading it."""
