@@ -212,11 +212,13 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     def list_global(state: str | None = None) -> wire.MemoryList:
         return wire.MemoryList(memories=[_mem_out(m) for m in pipe.global_memories(state)])
 
-    @app.get("/v1/global/memories/{memory_id}")
-    def show_global(memory_id: str) -> dict[str, Any]:
+    @app.get("/v1/global/memories/{memory_id}", response_model=wire.MemoryDetailReply)
+    def show_global(memory_id: str) -> wire.MemoryDetailReply:
         d = pipe.global_detail(memory_id)
-        return {"memory": _mem_out(d.memory).model_dump(), "history": [e.model_dump(mode="json") for e in d.history],
-                "versions": [_mem_out(v).model_dump() for v in d.versions]}
+        return wire.MemoryDetailReply(
+            memory=_mem_out(d.memory),
+            history=[wire.AuditEventOut.model_validate(e.model_dump(mode="json")) for e in d.history],
+            versions=[_mem_out(v) for v in d.versions])
 
     @app.patch("/v1/global/memories/{memory_id}", response_model=wire.MemoryOut)
     def patch_global(memory_id: str, body: wire.PatchBody) -> wire.MemoryOut:

@@ -268,6 +268,12 @@ class WhyReply(Body):
     versions: list[MemoryOut] = Field(description="every version of its belief key, oldest first")
 
 
+class MemoryDetailReply(Body):
+    memory: MemoryOut = Field(description="the memory")
+    history: list[AuditEventOut] = Field(description="its audit trail")
+    versions: list[MemoryOut] = Field(description="every version of its belief key, oldest first")
+
+
 class ConflictOut(Body):
     tension_id: str = Field(description="tension id")
     reason: str = Field(description="how it was found: key, cosine or suppression")

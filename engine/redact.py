@@ -157,7 +157,9 @@ _DETECTORS: tuple[_Detector, ...] = (
     # key "value" (Gradle, Groovy, nginx and similar configs: a space, no '=')
     _d(
         "secret_assignment",
-        rf"(?<![A-Za-z0-9_.-])(?i:{_KEY})[ \t]+(?P<q>[\"'])(?P<secret>[^\"'\n]{{1,500}})(?P=q)",
+        # (?i) on the whole pattern, not a scoped (?i:...): the rest has no letters, and the
+        # opencode plugin's JavaScript copy of these detectors has no scoped flags.
+        rf"(?i)(?<![A-Za-z0-9_.-]){_KEY}[ \t]+(?P<q>[\"'])(?P<secret>[^\"'\n]{{1,500}})(?P=q)",
     ),
     # key=value (shell, .env, INI, URL query): unquoted, '=' but not '=='
     _d(
@@ -241,7 +243,7 @@ _PROSE: tuple[tuple[str, str], ...] = (
     # "PIN 4471", "the alarm code is 1-9-7-3-0", "backup code if locked out: 48213-90571"
     ("prose_code",
      rf"(?i)(?<![\w-]){_CODE_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_LONG_FILLER}[ \t]*(?:{_VERB}{_ADVERB}[ \t]*)?"
-     r"(?<![\w.,-])(?P<secret>(?:\d[ -]?){3,11}\d|(?-i:(?=[A-Z-]*\d)[A-Z0-9]{3,8}(?:-[A-Z0-9]{3,8}){1,5}))"
+     r"(?<![\w.,-])(?P<secret>(?:\d[ -]?){3,11}\d|(?=[A-Za-z-]*\d)[A-Za-z0-9]{3,8}(?:-[A-Za-z0-9]{3,8}){1,5})"
      r"(?![\w.])"),
     ("prose_secret",
      rf"(?i)(?<![\w-]){_KEY_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_SAYS_VERB}(?P<secret>{_QUOTED}|{_TOKEN})"),

@@ -430,6 +430,31 @@ const SECRET_DETECTORS = [
 "flags": ""
 },
 {
+"kind": "vault_token",
+"source": "(?<![A-Za-z0-9_-])hv[sbr]\\.[A-Za-z0-9_-]{24,}(?![A-Za-z0-9_-])",
+"flags": ""
+},
+{
+"kind": "wifi_password",
+"source": "\\bWIFI:(?:[A-Z]:(?:[^;\\\\]|\\\\.)*;)*?P:(?<secret>(?:[^;\\\\\\s]|\\\\.)+)",
+"flags": "i"
+},
+{
+"kind": "url_secret",
+"source": "[?&](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|access_token|token|api_?key|key|secret|client_secret|password|passwd|pwd|auth)=(?<secret>[^&\\s#'\\\"<>]{8,})",
+"flags": "i"
+},
+{
+"kind": "cli_secret_flag",
+"source": "(?<![\\w-])(?:-u|--user)[ \\t]+[\\\"']?[^\\s:'\\\"]+:(?<secret>[^\\s'\\\"@]+)",
+"flags": ""
+},
+{
+"kind": "cli_secret_flag",
+"source": "^(?=[^\\n]*(?:\\blogin\\b|\\bsshpass\\b|\\bmysql(?:dump|admin)?\\b|\\bmariadb\\b|[ \\t]-u[ \\t]))[^\\n]*?(?<![\\w-])-p[ \\t]*(?<q>[\\\"']?)(?<secret>(?!\\d+(?:\\s|$))[^\\s'\\\"]{3,})\\k<q>",
+"flags": "im"
+},
+{
 "kind": "jwt",
 "source": "(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}(?![A-Za-z0-9_-])",
 "flags": ""
@@ -481,6 +506,11 @@ const SECRET_DETECTORS = [
 },
 {
 "kind": "secret_assignment",
+"source": "(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|account|auth)[_-]?key|apikey)[ \\t]+(?<q>[\\\"'])(?<secret>[^\\\"'\\n]{1,500})\\k<q>",
+"flags": "i"
+},
+{
+"kind": "secret_assignment",
 "source": "(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|credentials?|(?:api|access|secret|private|signing|encryption|master|account|auth)[_-]?key|apikey)\\s*(?<![=!<>])(?:=|:=)(?!=)\\s*(?<secret>[^\\s'\\\"`;&,<>)\\]}]+)",
 "flags": "i"
 },
@@ -496,7 +526,42 @@ const SECRET_DETECTORS = [
 },
 {
 "kind": "secret_in_prose",
-"source": "\\b(?:password|passwd|passphrase|secret|token|credentials?|api[ _-]?key|access[ _-]?key|auth[ _-]?token|private[ _-]?key|key|value)\\b[^\\n]{0,60}?(?<![A-Za-z0-9_-])(?<secret>(?=[A-Za-z0-9+/_-]*\\d)[A-Za-z0-9+/_-]{32,}={0,2})(?![A-Za-z0-9_-])",
+"source": "\\b(?:password|passwd|passphrase|secret|token|credentials?|api[ _-]?key|access[ _-]?key|auth[ _-]?token|private[ _-]?key|key|value)\\b(?![ \\t]+fingerprints?\\b)[^\\n]{0,60}?(?<![A-Za-z0-9_-])(?<!:)(?<secret>(?=[A-Za-z0-9+/_-]*\\d)[A-Za-z0-9+/_-]{32,}={0,2})(?![A-Za-z0-9_-])",
+"flags": "i"
+},
+{
+"kind": "passphrase",
+"source": "(?<![\\w-])(?:pass[ -]?phrases?|(?:seed|recovery|mnemonic|wallet|secret)[ \\t]+phrases?)(?![\\w-])(?:(?:[ \\t]+(?!(?:is|was|are|were|to|as|and|but)\\b)[\\w./@~()!-]*[\\w/@~()](?![\\w.@~!-])){0,8}?[ \\t]*(?:(?<!\\w)(?:is|was|are|were|ist|es|est|[\u00e9e]|\u00e8|er|\u00e4r|jest|on|to|becomes|will\\s+be|should\\s+be|equals|of)(?!\\w)|(?<![=!<>])=(?!=)|:(?!:)|->|=>|\u2192|['\u2019]s)(?:[ \\t]+(?:just|now|still|probably|actually|simply|literally|currently|again|also|always))?[ \\t]*(?<secret>(?<![\\w'\u2019])(?:\\\"[^\\\"\\n]{1,200}\\\"|'[^'\\n]{1,200}'|`[^`\\n]{1,200}`|\u201c[^\u201d\\n]{1,200}\u201d)|[^\\s\\\"'`\u201c\u201d][^\\n,;:!?()]{0,200}?[^\\s.,;:!?()](?=[ \\t]*(?:[.,;:!?()\\n]|$|\\band\\b|\\bbut\\b|\\bso\\b)))|[ \\t]+(?<quoted>(?<![\\w'\u2019])(?:\\\"[^\\\"\\n]{1,200}\\\"|'[^'\\n]{1,200}'|`[^`\\n]{1,200}`|\u201c[^\u201d\\n]{1,200}\u201d)))",
+"flags": "i"
+},
+{
+"kind": "phrase_in_context",
+"source": "(?<![\\w-])phrases?(?![\\w-])(?:[ \\t]*(?:(?:(?<!\\w)(?:is|was|are|were|ist|es|est|[\u00e9e]|\u00e8|er|\u00e4r|jest|on|to|becomes|will\\s+be|should\\s+be|equals|of)(?!\\w)|(?<![=!<>])=(?!=)|:(?!:)|->|=>|\u2192|['\u2019]s))?)[ \\t]*(?<secret>(?<![\\w'\u2019])(?:\\\"[^\\\"\\n]{1,200}\\\"|'[^'\\n]{1,200}'|`[^`\\n]{1,200}`|\u201c[^\u201d\\n]{1,200}\u201d))",
+"flags": "i"
+},
+{
+"kind": "prose_password",
+"source": "(?<![\\w-])(?:pas{1,2}w(?:or|ro|r|o)?ds?|pwd|pword|pw|passcodes?|passwort|kennwort|contrase[\u00f1n]a|mot[ \\t]+de[ \\t]+passe|mdp|senha|palavra-passe|wachtwoord|l[\u00f6o]senord|has[\u0142l]o|salasana|parola[ \\t]+d'ordine|clave)(?![\\w-])(?![ \\t]+(?:polic(?:y|ies)|managers?|fields?|length|resets?|rules?|requirements?|hash(?:es|ing)?|prompts?|files?|stores?|vaults?|rotation|expiry|expiration|strength|complexity|format|validation|inputs?|box|forms?|change|management|generators?|less|based|budget|limits?|counts?|usage|refresh|scopes?|ids?|names?|types?|lengths|hints?|protected|authentication|handling|leak|leaks|holders?|rings?|chains?|pairs?|space|board|words?|frames?|points?|findings?|question|headers?|fingerprints?|flow|page|screen|endpoint|url|service|server|method|middleware|dialog)\\b)(?:(?:[ \\t]+(?!(?:is|was|are|were|to|as|and|but)\\b)[\\w./@~()!-]*[\\w/@~()](?![\\w.@~!-])){0,8}?[ \\t]*(?:(?<!\\w)(?:is|was|are|were|ist|es|est|[\u00e9e]|\u00e8|er|\u00e4r|jest|on|to|becomes|will\\s+be|should\\s+be|equals|of)(?!\\w)|(?<![=!<>])=(?!=)|:(?!:)|->|=>|\u2192|['\u2019]s)(?:[ \\t]+(?:just|now|still|probably|actually|simply|literally|currently|again|also|always))?[ \\t]*|[ \\t]+)(?<secret>(?<![\\w'\u2019])(?:\\\"[^\\\"\\n]{1,200}\\\"|'[^'\\n]{1,200}'|`[^`\\n]{1,200}`|\u201c[^\u201d\\n]{1,200}\u201d)|[^\\s\\\"'`\u201c\u201d]{1,200}?(?=[.,;:?)\\]]*(?:\\s|$)))",
+"flags": "i"
+},
+{
+"kind": "prose_code",
+"source": "(?<![\\w-])(?:(?:door|gate|entry|alarm|safe|lock|unlock|keypad|backup|recovery|security|verification|access|one-time|otp|2fa|mfa|sms|sim|garage|building)[ \\t-]?codes?|pins?(?:[ -]?(?:code|number))?|puks?|combos?|combinations?|codice|c[\u00f3o]digo)(?![\\w-])(?![ \\t]+(?:polic(?:y|ies)|managers?|fields?|length|resets?|rules?|requirements?|hash(?:es|ing)?|prompts?|files?|stores?|vaults?|rotation|expiry|expiration|strength|complexity|format|validation|inputs?|box|forms?|change|management|generators?|less|based|budget|limits?|counts?|usage|refresh|scopes?|ids?|names?|types?|lengths|hints?|protected|authentication|handling|leak|leaks|holders?|rings?|chains?|pairs?|space|board|words?|frames?|points?|findings?|question|headers?|fingerprints?|flow|page|screen|endpoint|url|service|server|method|middleware|dialog)\\b)(?:[ \\t]+(?!(?:is|was|are|were|to|as|and|but)\\b)[\\w./@~()!-]*[\\w/@~()](?![\\w.@~!-])){0,14}?[ \\t]*(?:(?:(?<!\\w)(?:is|was|are|were|ist|es|est|[\u00e9e]|\u00e8|er|\u00e4r|jest|on|to|becomes|will\\s+be|should\\s+be|equals|of)(?!\\w)|(?<![=!<>])=(?!=)|:(?!:)|->|=>|\u2192|['\u2019]s)(?:[ \\t]+(?:just|now|still|probably|actually|simply|literally|currently|again|also|always))?[ \\t]*)?(?<![\\w.,-])(?<secret>(?:\\d[ -]?){3,11}\\d|(?=[A-Za-z-]*\\d)[A-Za-z0-9]{3,8}(?:-[A-Za-z0-9]{3,8}){1,5})(?![\\w.])",
+"flags": "i"
+},
+{
+"kind": "prose_secret",
+"source": "(?<![\\w-])(?:(?:api|access|secret|private|signing|encryption|master|account|auth|client|app|deploy|bot|license|licence|product|session|service|root|admin)[ _-]?(?:key|token|secret)s?|tokens?|secrets?|credentials?|creds|pass|auth|login)(?![\\w-])(?![ \\t]+(?:polic(?:y|ies)|managers?|fields?|length|resets?|rules?|requirements?|hash(?:es|ing)?|prompts?|files?|stores?|vaults?|rotation|expiry|expiration|strength|complexity|format|validation|inputs?|box|forms?|change|management|generators?|less|based|budget|limits?|counts?|usage|refresh|scopes?|ids?|names?|types?|lengths|hints?|protected|authentication|handling|leak|leaks|holders?|rings?|chains?|pairs?|space|board|words?|frames?|points?|findings?|question|headers?|fingerprints?|flow|page|screen|endpoint|url|service|server|method|middleware|dialog)\\b)(?:[ \\t]+(?!(?:is|was|are|were|to|as|and|but)\\b)[\\w./@~()!-]*[\\w/@~()](?![\\w.@~!-])){0,8}?[ \\t]*(?:(?<!\\w)(?:is|was|are|were|ist|es|est|[\u00e9e]|\u00e8|er|\u00e4r|jest|on|to|becomes|will\\s+be|should\\s+be|equals|of)(?!\\w)|(?<![=!<>])=(?!=)|:(?!:)|->|=>|\u2192|['\u2019]s)(?:[ \\t]+(?:just|now|still|probably|actually|simply|literally|currently|again|also|always))?[ \\t]*(?<secret>(?<![\\w'\u2019])(?:\\\"[^\\\"\\n]{1,200}\\\"|'[^'\\n]{1,200}'|`[^`\\n]{1,200}`|\u201c[^\u201d\\n]{1,200}\u201d)|[^\\s\\\"'`\u201c\u201d]{1,200}?(?=[.,;:?)\\]]*(?:\\s|$)))",
+"flags": "i"
+},
+{
+"kind": "prose_password",
+"source": "(?<!\\S)(?<secret>(?<![\\w'\u2019])(?:\\\"[^\\\"\\n]{1,200}\\\"|'[^'\\n]{1,200}'|`[^`\\n]{1,200}`|\u201c[^\u201d\\n]{1,200}\u201d)|[^\\s\\\"'`\u201c\u201d]{1,200})[ \\t]+as[ \\t]+(?:(?:the|our|my|your|a|an|his|her|their|its)[ \\t]+)?(?:[\\w.-]+[ \\t]+){0,4}?(?:pas{1,2}w(?:or|ro|r|o)?ds?|pwd|pword|pw|passcodes?|passwort|kennwort|contrase[\u00f1n]a|mot[ \\t]+de[ \\t]+passe|mdp|senha|palavra-passe|wachtwoord|l[\u00f6o]senord|has[\u0142l]o|salasana|parola[ \\t]+d'ordine|clave)(?![\\w-])(?![ \\t]+(?:polic(?:y|ies)|managers?|fields?|length|resets?|rules?|requirements?|hash(?:es|ing)?|prompts?|files?|stores?|vaults?|rotation|expiry|expiration|strength|complexity|format|validation|inputs?|box|forms?|change|management|generators?|less|based|budget|limits?|counts?|usage|refresh|scopes?|ids?|names?|types?|lengths|hints?|protected|authentication|handling|leak|leaks|holders?|rings?|chains?|pairs?|space|board|words?|frames?|points?|findings?|question|headers?|fingerprints?|flow|page|screen|endpoint|url|service|server|method|middleware|dialog)\\b)",
+"flags": "i"
+},
+{
+"kind": "prose_secret",
+"source": "(?<!\\S)(?<secret>(?<![\\w'\u2019])(?:\\\"[^\\\"\\n]{1,200}\\\"|'[^'\\n]{1,200}'|`[^`\\n]{1,200}`|\u201c[^\u201d\\n]{1,200}\u201d)|[^\\s\\\"'`\u201c\u201d]{1,200})[ \\t]+(?:is|was|will[ \\t]+be|as)[ \\t]+(?:(?:the|our|my|your|a|an|his|her|their|its)[ \\t]+)?(?:[\\w.-]+[ \\t]+){0,4}?(?:(?:pas{1,2}w(?:or|ro|r|o)?ds?|pwd|pword|pw|passcodes?|passwort|kennwort|contrase[\u00f1n]a|mot[ \\t]+de[ \\t]+passe|mdp|senha|palavra-passe|wachtwoord|l[\u00f6o]senord|has[\u0142l]o|salasana|parola[ \\t]+d'ordine|clave)|(?:(?:api|access|secret|private|signing|encryption|master|account|auth|client|app|deploy|bot|license|licence|product|session|service|root|admin)[ _-]?(?:key|token|secret)s?|tokens?|secrets?|credentials?|creds|pass|auth|login))(?![\\w-])(?![ \\t]+(?:polic(?:y|ies)|managers?|fields?|length|resets?|rules?|requirements?|hash(?:es|ing)?|prompts?|files?|stores?|vaults?|rotation|expiry|expiration|strength|complexity|format|validation|inputs?|box|forms?|change|management|generators?|less|based|budget|limits?|counts?|usage|refresh|scopes?|ids?|names?|types?|lengths|hints?|protected|authentication|handling|leak|leaks|holders?|rings?|chains?|pairs?|space|board|words?|frames?|points?|findings?|question|headers?|fingerprints?|flow|page|screen|endpoint|url|service|server|method|middleware|dialog)\\b)",
 "flags": "i"
 }
 ];

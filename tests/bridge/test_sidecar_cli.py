@@ -67,7 +67,10 @@ def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
     rc = main([*argv, "--json"])
     cap = capsys.readouterr()
-    return rc, (json.loads(cap.out) if cap.out.strip() else None), cap.err
+    doc = json.loads(cap.out) if cap.out.strip() else None
+    if rc != 0 and isinstance(doc, dict) and set(doc) == {"error", "code"}:
+        return rc, None, doc["error"]  # with --json, an error is the one JSON document on stdout
+    return rc, doc, cap.err
 
 
 def test_every_command_runs_through_the_sidecar_which_stops_when_idle(
