@@ -176,9 +176,9 @@ def extract_port(c: Clause) -> Finding | None:
     env = _ENVIRONMENT.search(c.text[: chosen.start()])  # named before the port: "staging Postgres ... 6543"
     if env and service and env.group(0).lower() not in service:
         # "the staging db" is not "the db": an environment word keeps its own key and the phrase
-        service = f"{env.group(0).lower()} {service}"
-        said = phrase if phrase and env.group(0).lower() in phrase.lower() else f"{env.group(0).lower()} {phrase or service}"
-        return Finding(f"{service} port", port, Kind.FACT, f"The {lower_first(said)} listens on port {port}.")
+        word = env.group(0).lower()
+        said = phrase if phrase and word in phrase.lower() else f"{word} {phrase or service}"
+        return Finding(f"{word} {service} port", port, Kind.FACT, f"The {lower_first(said)} listens on port {port}.")
     if service in _PORT_TEXT or not phrase:
         text = _PORT_TEXT.get(service, "The {s} service listens on port {n}.").format(n=port, s=service)
     else:

@@ -76,3 +76,8 @@ def test_an_environment_word_keeps_its_own_port_key() -> None:
 def test_a_turn_at_the_size_limit_is_read_without_hanging(text: str) -> None:
     assert extract(text, text[:50_000], profile="extractive") == []
     assert extract("the api listens on 8080 " + text[:300]) != []  # positive control: a normal clause still reads
+
+
+def test_an_environment_word_is_said_once() -> None:
+    (text, key, _), = extract("staging: the api listens on 7070 there too")
+    assert key == "staging api port" and text.lower().count("staging") == 1, text
