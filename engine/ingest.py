@@ -98,8 +98,8 @@ def rivals_of(c: Candidate, table: MemoryTable) -> list[Memory]:
             if m.servable and (normalize_belief(m.belief) != normalize_belief(c.belief) or m.negated != c.negated):
                 out[m.id] = m
     if c.belief:
-        # "we dropped Redis" retires "carts are stored in Redis" (and the reverse), but a removal
-        # about one subject ("no more Redis for rate limit counters") leaves other keys alone.
+        # A removal without a subject ("we dropped X") retires every use of X (and the reverse);
+        # a removal about one subject ("no more X for Y") leaves X's other keys alone.
         for m in table.with_belief(c.scope, c.belief):
             if m.servable and m.negated != c.negated and (not c.key or not m.key or m.key == normalize_key(c.key)):
                 out[m.id] = m

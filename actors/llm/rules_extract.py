@@ -117,10 +117,10 @@ _STATING_VERB = re.compile(
     r"changed to|got moved to|has moved to)\b",
     _I,
 )
-# A measurement or a result, not a setting: "1.8s under load", "51 passed", "takes 3 seconds".
+# A measurement or a result, not a setting: a number with a unit of time or a count of results.
 _MEASURED = re.compile(
     r"\b\d+(?:\.\d+)?\s*(?:ms|milliseconds?|secs?|seconds?|minutes?|mins?|%|percent|users|passed|failed|"
-    r"skipped|tests|lines|requests|errors|rps|qps)\b|\b(?:p\d\d|under load|takes|took|in stock)\b",
+    r"skipped|tests|lines|requests|errors|rps|qps)\b|\b(?:p\d\d|takes|took)\b",
     _I,
 )
 

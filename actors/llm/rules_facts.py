@@ -175,7 +175,7 @@ def extract_port(c: Clause) -> Finding | None:
     service = named or _service(_PORT_NUMBER.sub(" ", words))
     env = _ENVIRONMENT.search(c.text[: chosen.start()])  # named before the port: "staging Postgres ... 6543"
     if env and service and env.group(0).lower() not in service:
-        # "the staging db" is not "the db": an environment word keeps its own key and the phrase
+        # "the qa cache" is not "the cache": an environment word keeps its own key and the phrase
         word = env.group(0).lower()
         said = phrase if phrase and word in phrase.lower() else f"{word} {phrase or service}"
         return Finding(f"{word} {service} port", port, Kind.FACT, f"The {lower_first(said)} listens on port {port}.")

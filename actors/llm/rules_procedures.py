@@ -334,6 +334,6 @@ def extract_convention(c: Clause) -> Finding | None:
             belief = normalize_belief(found.group(1))
         return Finding(key, belief, Kind.PREFERENCE, cap(_rule_text(c.text)) + ".", weight=0.05)
     if c.speaker == "user" and re.search(r"\b(?:always|never)\b", c.low) and len(c.low.split()) >= 3:
-        # the assistant's "so it never blocks the loop" describes code; it sets no rule
+        # an assistant's "never" describes the code it wrote; it sets no rule
         return Finding("", "", Kind.PREFERENCE, cap(c.text) + ".")
     return None
