@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -266,6 +267,17 @@ def _files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file()]
 
 
+def _occurs(secret: str, haystack: str | bytes) -> bool:
+    """Whether the secret is in the haystack. A short one (a 4-digit PIN) must stand as a token of its own:
+    inside a hex id or a packed float it is a coincidence, not a leak. A longer one counts anywhere."""
+    needle: str | bytes = secret if isinstance(haystack, str) else secret.encode()
+    if len(secret) > 6:
+        return needle in haystack  # type: ignore[operator]
+    if isinstance(haystack, bytes):
+        return re.search(rb"(?<![0-9A-Za-z])" + re.escape(secret.encode()) + rb"(?![0-9A-Za-z])", haystack) is not None
+    return re.search(r"(?<![0-9A-Za-z])" + re.escape(secret) + r"(?![0-9A-Za-z])", haystack) is not None
+
+
 def test_no_independently_written_secret_reaches_a_request_or_a_file(ray_session: None, fake: FakeOpenAI,
                                                                      tmp_path: Path) -> None:
     secrets, controls = CORPUS["secrets"], CORPUS["controls"]
@@ -293,11 +305,11 @@ def test_no_independently_written_secret_reaches_a_request_or_a_file(ray_session
     assert any(p.name == "log.sqlite" for p in blobs) and any(p.parent.name == "cache" for p in blobs)
     leaks = []
     for c in secrets:
-        assert c["secret"] in c["text"]  # positive control: the case carries its secret
+        assert _occurs(c["secret"], c["text"])  # positive control: the case carries its secret as a token
         escaped = json.dumps(c["secret"], ensure_ascii=False)[1:-1]
-        if c["secret"] in recorded or escaped in recorded:
+        if _occurs(c["secret"], recorded) or _occurs(escaped, recorded):
             leaks.append((c["id"], "request"))
-        leaks += [(c["id"], str(p.relative_to(data))) for p, blob in blobs.items() if c["secret"].encode() in blob]
+        leaks += [(c["id"], str(p.relative_to(data))) for p, blob in blobs.items() if _occurs(c["secret"], blob)]
     assert leaks == []
     assert len(stored) == len(cases)
     lost = [(c["id"], k) for c in controls for k in c["keep"] if k not in stored[c["id"]]]
