@@ -10,15 +10,15 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import numpy as np
-
+from actors.clients import (
+    AdjudicationClient, EngineClient, ExtractionClient, IndexClient, InvestigatorClient, LogClient, ServiceClient,
+)
 from actors.clock import Clock
 from actors.config import env, set_process_defaults
 from actors.engine_actor import EngineService, _slug
@@ -26,102 +26,13 @@ from actors.extraction_actor import ExtractionService
 from actors.index_actor import IndexService
 from actors.log_actor import LogService
 from actors.store.writer_lock import WriterLock
-from engine.errors import ActorDied, DynmemError, InvalidInput, ServiceUnavailable
-from engine.models import Memory
+from actors.ref import Ref
+from engine.errors import InvalidInput, ServiceUnavailable
 from engine.settings import Settings
 
+__all__ = ["Ref", "Runtime", "init_ray", "is_plain_data", "reachable"]
+
 set_process_defaults("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")  # quiet, local-only Ray (FACTS.md)
-
-
-class Ref:
-    """Calls a plain object or a Ray actor handle the same way, unwrapping Ray's errors."""
-
-    def __init__(self, target: Any, remote: bool) -> None:
-        self.target = target
-        self.remote = remote
-        # A local target serves one call at a time, like an actor (remote refs are pickled: no lock).
-        self._lock = threading.RLock() if not remote else None
-
-    # How long a call waits for a dead actor to be restarted by Ray (an actor takes 0.4-0.6 s
-    # to start, FACTS.md; a project's engine also reloads its memories and re-indexes them).
-    RESTART_WAIT_S = 30.0
-
-    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Call ``method`` and wait for its result; if the actor died, call again once Ray has
-        restarted it. Safe because every state-changing method is idempotent on its keys
-        (request ids, unit hashes, job ids and receipts) or checks the job's state first."""
-        deadline = time.monotonic() + self.RESTART_WAIT_S
-        pause = 0.05
-        while True:
-            try:
-                return self.result(self.submit(method, *args, **kwargs))
-            except ActorDied:
-                if not self.remote or time.monotonic() + pause > deadline:
-                    raise
-                time.sleep(pause)
-                pause = min(pause * 2, 1.0)
-
-    def submit(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        if not self.remote:
-            try:
-                assert self._lock is not None
-                with self._lock:
-                    return ("value", getattr(self.target, method)(*args, **kwargs))
-            except Exception as exc:  # delivered by result(), like a Ray future
-                return ("error", exc)
-        return getattr(self.target, method).remote(*args, **kwargs)
-
-    @staticmethod
-    def result(pending: Any, timeout_s: float | None = None) -> Any:
-        if isinstance(pending, tuple) and pending and pending[0] in ("value", "error"):
-            if pending[0] == "error":
-                raise pending[1]
-            return pending[1]
-        import ray
-        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
-
-        try:
-            return ray.get(pending, timeout=timeout_s)
-        except RayTaskError as exc:
-            cause = getattr(exc, "cause", None)
-            if isinstance(cause, DynmemError):
-                raise cause from None
-            raise
-        except RayActorError as exc:
-            # One line, no Ray internals (actor id, pid, address): the actor restarts on its own.
-            raise ActorDied("a worker of the memory pipeline stopped and is being restarted; try again") from exc
-        except GetTimeoutError as exc:
-            raise ServiceUnavailable("an actor did not answer in time") from exc
-
-
-class RemoteIndex:
-    """The IndexPort of EngineService, over a Ref to the IndexActor."""
-
-    def __init__(self, ref: Ref) -> None:
-        self.ref = ref
-
-    def embed(self, texts: list[str], local_only: list[bool] | None = None) -> np.ndarray:
-        return self.ref.call("embed", texts, local_only)  # type: ignore[no-any-return]
-
-    def upsert(self, scope: str, ids: list[str], vectors: np.ndarray) -> None:
-        self.ref.call("upsert", scope, ids, vectors)
-
-    def remove(self, ids: list[str]) -> None:
-        self.ref.call("remove", ids)
-
-    def search(self, vector: np.ndarray, scopes: list[str], k: int) -> list[tuple[str, float]]:
-        return self.ref.call("search", vector, scopes, k)  # type: ignore[no-any-return]
-
-    def embed_search(self, text: str, scopes: list[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
-        return self.ref.call("embed_search", text, scopes, k)  # type: ignore[no-any-return]
-
-
-class RemoteGlobal:
-    def __init__(self, ref: Ref) -> None:
-        self.ref = ref
-
-    def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None:
-        return self.ref.call("snapshot", since_version)  # type: ignore[no-any-return]
 
 
 def is_plain_data(value: Any) -> bool:
@@ -129,7 +40,7 @@ def is_plain_data(value: Any) -> bool:
 
     Plain: ``None``, numbers, strings, bytes, paths, enums, pydantic models of plain fields,
     lists, tuples and dicts of plain values, a :class:`Clock` (it holds at most a number),
-    and the ports that wrap another actor's handle (``RemoteIndex``, ``RemoteGlobal``).
+    and the typed clients that wrap another actor's handle (``IndexClient``, ``EngineClient``).
     Not plain: model clients, endpoints, embedders, stores, anything with a lock or a socket.
     """
     from enum import Enum
@@ -146,7 +57,7 @@ def is_plain_data(value: Any) -> bool:
         return all(is_plain_data(k) and is_plain_data(v) for k, v in value.items())
     if type(value) in (Clock, *Clock.__subclasses__()):
         return all(isinstance(v, (int, float)) for v in vars(value).values())
-    if isinstance(value, (RemoteIndex, RemoteGlobal)):
+    if isinstance(value, ServiceClient):
         return value.ref.remote
     return False
 
@@ -197,8 +108,8 @@ class Runtime:
             raise InvalidInput("a client_factory works in process only; on Ray each actor builds its client "
                                "from settings")
         self._client_factory = client_factory
-        self._logs: dict[str, Ref] = {}
-        self._engines: dict[str, Ref] = {}
+        self._logs: dict[str, LogClient] = {}
+        self._engines: dict[str, EngineClient] = {}
         self._last_used: OrderedDict[str, int] = OrderedDict()  # project -> last use (ms), LRU first
         self._actors: list[Any] = []
         #: (actor class, constructor arguments) of every actor started, for checks and tests.
@@ -219,23 +130,25 @@ class Runtime:
         from actors.adjudication_actor import AdjudicationService
         from actors.investigator_actor import InvestigatorService
 
-        self.index = self._spawn(IndexService, settings.embedder, settings.model)
-        self.extractors = [self._service(ExtractionService)
+        self.index = IndexClient(self._spawn(IndexService, settings.embedder, settings.model))
+        self.extractors = [ExtractionClient(self._service(ExtractionService))
                            for _ in range(max(1, settings.runtime.extraction_workers))]
-        self.adjudicator = self._service(AdjudicationService)
-        self.investigator = self._service(InvestigatorService)
-        self.global_engine = self._spawn(EngineService, None, self.data_dir, settings, self._index_port(), self.clock)
+        self.adjudicator = AdjudicationClient(self._service(AdjudicationService))
+        self.investigator = InvestigatorClient(self._service(InvestigatorService))
+        self.global_engine = EngineClient(self._spawn(EngineService, None, self.data_dir, settings, self._index_port(),
+                                                      self.clock))
 
-    def _service(self, cls: Any) -> Ref:
+    def _service(self, cls: Any) -> Ref[Any]:
         """A model-client service: built from ``[model]`` inside its actor (or over a test's client)."""
         if self._client_factory is not None:
             return Ref(cls.with_client(self._client_factory()), remote=False)
         return self._spawn(cls, self.settings.model, self.data_dir)
 
     def _index_port(self) -> Any:
-        return RemoteIndex(self.index) if self.use_ray else self.index.target
+        """The engines' IndexPort: the typed client of the IndexActor on Ray, the object itself in process."""
+        return self.index if self.use_ray else self.index.target
 
-    def _spawn(self, cls: type, *args: Any) -> Ref:
+    def _spawn(self, cls: type, *args: Any) -> Ref[Any]:
         self.spawned.append((cls, args))
         if not self.use_ray:
             return Ref(cls(*args), remote=False)
@@ -258,17 +171,17 @@ class Runtime:
     def project_dir(self, project: str) -> Path:
         return self.data_dir / "projects" / _slug(project)
 
-    def log(self, project: str) -> Ref:
+    def log(self, project: str) -> LogClient:
         with self._lock:
             self._touch(project)
             return self._log(project)
 
-    def _log(self, project: str) -> Ref:
+    def _log(self, project: str) -> LogClient:
         if project not in self._logs:
-            self._logs[project] = self._spawn(LogService, self.project_dir(project), self.clock, project)
+            self._logs[project] = LogClient(self._spawn(LogService, self.project_dir(project), self.clock, project))
         return self._logs[project]
 
-    def engine(self, project: str) -> Ref:
+    def engine(self, project: str) -> EngineClient:
         with self._lock:
             self._touch(project)
             return self._engine(project)
@@ -300,11 +213,12 @@ class Runtime:
 
     def _has_live_jobs(self, project: str) -> bool:
         """Whether a project still has work (pending or running jobs): its actors stay until it is done."""
-        for table in (self._logs, self._engines):
-            ref = table.get(project)
-            if ref is None:
+        tables: tuple[dict[str, LogClient] | dict[str, EngineClient], ...] = (self._logs, self._engines)
+        for table in tables:
+            client = table.get(project)
+            if client is None:
                 continue
-            counts: dict[str, dict[str, int]] = ref.call("job_counts")
+            counts = client.job_counts()
             if any(c.get("pending", 0) + c.get("running", 0) for c in counts.values()):
                 return True
         return False
@@ -312,25 +226,26 @@ class Runtime:
     def _release(self, project: str) -> None:
         """Close a project's stores and stop its actors (caller holds the lock)."""
         self._last_used.pop(project, None)
-        for table in (self._engines, self._logs):
-            ref = table.pop(project, None)
-            if ref is None:
+        tables: tuple[dict[str, EngineClient] | dict[str, LogClient], ...] = (self._engines, self._logs)
+        for table in tables:
+            client = table.pop(project, None)
+            if client is None:
                 continue
             try:
-                ref.call("close")
+                client.close()
             except Exception:  # closing is best effort: the stores are WAL and durable
                 pass
             if self.use_ray:
                 import ray
 
-                ray.kill(ref.target, no_restart=True)
-                self._actors = [h for h in self._actors if h is not ref.target]
+                ray.kill(client.target, no_restart=True)
+                self._actors = [h for h in self._actors if h is not client.target]
 
-    def _engine(self, project: str) -> Ref:
+    def _engine(self, project: str) -> EngineClient:
         if project not in self._engines:
-            glob = RemoteGlobal(self.global_engine) if self.use_ray else self.global_engine.target
-            self._engines[project] = self._spawn(EngineService, project, self.data_dir, self.settings,
-                                                 self._index_port(), self.clock, glob)
+            glob = self.global_engine if self.use_ray else self.global_engine.target
+            self._engines[project] = EngineClient(self._spawn(EngineService, project, self.data_dir, self.settings,
+                                                              self._index_port(), self.clock, glob))
         return self._engines[project]
 
     def has_project(self, project: str) -> bool:
@@ -351,22 +266,25 @@ class Runtime:
                 continue
         return sorted(names)
 
-    def supervised_actors(self) -> list[tuple[str, Ref]]:
+    def supervised_actors(self) -> list[tuple[str, ServiceClient[Any]]]:
         """The actors Ray restarts from their arguments and stores, by kind (for fault injection).
 
         The IndexActor is not listed: its FAISS index lives in memory and is filled by the
         engines when they start, so a restarted index would be empty until they restart too.
         """
         with self._lock:
-            return ([("extraction", r) for r in self.extractors] + [("adjudication", self.adjudicator),
-                                                                     ("investigator", self.investigator)]
-                    + [("log", r) for r in self._logs.values()] + [("engine", r) for r in self._engines.values()])
+            out: list[tuple[str, ServiceClient[Any]]] = [("extraction", r) for r in self.extractors]
+            out += [("adjudication", self.adjudicator), ("investigator", self.investigator)]
+            out += [("log", r) for r in self._logs.values()]
+            out += [("engine", r) for r in self._engines.values()]
+            return out
 
     def shutdown(self) -> None:
         """Close every store and stop the actors (Ray itself is left to its owner)."""
-        for ref in [*self._engines.values(), *self._logs.values(), self.global_engine]:
+        closable: list[EngineClient | LogClient] = [*self._engines.values(), *self._logs.values(), self.global_engine]
+        for client in closable:
             try:
-                ref.call("close")
+                client.close()
             except Exception:  # best effort at shutdown; the stores are WAL and durable
                 pass
         if self.use_ray:

@@ -14,12 +14,21 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from actors import repair
-from actors.launch import Ref, Runtime
-from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
+from actors.clients import EngineClient, LogClient
+from actors.extraction_actor import Extracted
+from actors.launch import Runtime
+from actors.ref import Pending, Ref
+from actors.store.log_store import LogHit
+from actors.store.memory_store import AuditRecord
+from actors.wire import (
+    ForgetRequest, ForgetResult, IngestReport, MemoryDetail, OpenConflict, RecallRequest, RecallResult, RememberRequest,
+    RepairRecord, ReviewItem, Stats,
+)
 from engine.errors import ActorDied, DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
 from engine.gate import stored_id
 from engine.limits import check_turn_size, check_turn_time
 from engine.models import Job, Memory, Origin, Sensitivity, TurnIn, Unit
+from engine.retrieval import ScoreTerms
 from engine.scopes import project_scope
 from engine.miss_signals import is_memory_question
 
@@ -71,12 +80,12 @@ class Pipeline:
         for project, batch in by_project.items():
             log = self.rt.log(project)
             new_ids: list[str] = []
-            for unit, created in log.call("append", batch):
+            for unit, created in log.append(batch):
                 acks.append(ObserveAck(unit_id=unit.id, project=project, turn=unit.turn, created=created))
                 if created:
                     new_ids.append(unit.id)
             # A user correction at the start of a turn is a miss signal ("no, it's ...").
-            for unit in log.call("correction_units", new_ids) if new_ids else []:
+            for unit in log.correction_units(new_ids) if new_ids else []:
                 repair.signal(log, "correction", unit.user, bound_turn=unit.turn + 1, session=unit.session,
                               daily_cap=self.rt.settings.repair.daily_cap)
         return acks
@@ -85,7 +94,7 @@ class Pipeline:
         """Process one batch of extract jobs; returns (done, failed)."""
         log = self.rt.log(project)
         engine = self.rt.engine(project)
-        jobs = log.call("lease", ["extract"], self.batch_jobs, self._lease_ms())
+        jobs = log.lease(["extract"], self.batch_jobs, self._lease_ms())
         if not jobs:
             return 0, 0
         try:
@@ -95,38 +104,38 @@ class Pipeline:
             # rather than after its lease; a finished job is left alone, an ingest is exactly-once.
             for job in jobs:
                 try:
-                    log.call("defer", job.id, 0, "a pipeline worker died during the batch")
+                    log.defer(job.id, 0, "a pipeline worker died during the batch")
                 except ActorDied:
                     break  # still restarting: the lease runs out instead
             raise
 
-    def _pump_jobs(self, project: str, log: Ref, engine: Ref, jobs: list[Any],
+    def _pump_jobs(self, project: str, log: LogClient, engine: EngineClient, jobs: list[Job],
                    outcomes: dict[str, int] | None) -> tuple[int, int]:
         scope = project_scope(project)
         import json
 
-        work: list[tuple[Any, list[Unit], Any]] = []
+        work: list[tuple[Job, list[Unit], Pending[Extracted]]] = []
         for job in jobs:
             ids = json.loads(job.payload)["unit_ids"]
-            units = log.call("units", ids)
-            ex = self.rt.extractors[self._rr % len(self.rt.extractors)]
+            units = log.units(ids)
+            worker = self.rt.extractors[self._rr % len(self.rt.extractors)]
             self._rr += 1
-            work.append((job, units, ex.submit("extract", units, scope)))
+            work.append((job, units, worker.submit_extract(units, scope)))
         done = failed = 0
-        extracted: list[tuple[Any, list[Unit], Any]] = []
+        extracted: list[tuple[Job, list[Unit], Extracted]] = []
         for job, units, fut in work:
             try:
                 extracted.append((job, units, self._extracted(fut, units, scope)))
             except (ModelUnavailable, ModelTimeout) as exc:  # endpoint down: wait, no attempt spent
-                log.call("defer", job.id, self._resume_ms(), f"extract: {exc}")
+                log.defer(job.id, self._resume_ms(), f"extract: {exc}")
                 self.deferred += 1
             except ActorDied as exc:
                 # The worker died, not the extraction: retried at once (on the restarted worker
                 # or another one) without spending an attempt, and never handed to repair.
-                log.call("defer", job.id, 0, f"extract: {exc}")
+                log.defer(job.id, 0, f"extract: {exc}")
                 self.deferred += 1
             except Exception as exc:  # a failed extraction is retried later, never dropped
-                if log.call("fail", job.id, f"extract: {exc}") == "dead" and units:
+                if log.fail(job.id, f"extract: {exc}") == "dead" and units:
                     # Failed for good: the investigator may still recover the facts from the log.
                     repair.signal(log, "extraction_failed", " ".join(u.user for u in units)[:2000],
                                   bound_turn=max(u.turn for u in units) + 1, daily_cap=self.rt.settings.repair.daily_cap)
@@ -135,10 +144,10 @@ class Pipeline:
         texts = [c.text for c in cands]
         local_only = [c.sensitivity == Sensitivity.LOCAL_ONLY for c in cands]
         try:
-            vectors = self.rt.index.call("embed", texts, local_only) if texts else None
+            vectors = self.rt.index.embed(texts, local_only) if texts else None
         except (ModelUnavailable, ModelTimeout) as exc:  # a remote embedder is down: all wait
             for job, _, _ in extracted:
-                log.call("defer", job.id, self._resume_ms(), f"embed: {exc}")
+                log.defer(job.id, self._resume_ms(), f"embed: {exc}")
                 self.deferred += 1
             return done, failed
         offset = 0
@@ -147,21 +156,21 @@ class Pipeline:
             vecs = vectors[offset:offset + n] if vectors is not None and n else None
             offset += n
             try:
-                report: IngestReport = engine.call("ingest", job.key, list(ex.candidates), vecs, len(units))
-                log.call("complete", job.id)
+                report: IngestReport = engine.ingest(job.key, list(ex.candidates), vecs, len(units))
+                log.complete(job.id)
                 done += 1
                 if outcomes is not None:
                     for k, v in report.outcomes.items():
                         outcomes[k] = outcomes.get(k, 0) + v
             except ActorDied as exc:  # the engine restarts; the ingest receipt makes a retry exactly-once
-                log.call("defer", job.id, 0, f"ingest: {exc}")
+                log.defer(job.id, 0, f"ingest: {exc}")
                 self.deferred += 1
             except DynmemError as exc:
-                log.call("fail", job.id, f"ingest: {exc}")
+                log.fail(job.id, f"ingest: {exc}")
                 failed += 1
         return done, failed
 
-    def _extracted(self, fut: Any, units: list[Unit], scope: str, tries: int = 4) -> Any:
+    def _extracted(self, fut: Pending[Extracted], units: list[Unit], scope: str, tries: int = 4) -> Extracted:
         """The result of an extraction; if its worker died, the same units go to the next worker
         at once (Ray restarts the dead one), so the batch keeps its turn order and no attempt
         is spent. Raises ``ActorDied`` only if every try met a dying worker."""
@@ -174,25 +183,25 @@ class Pipeline:
                 ex = self.rt.extractors[self._rr % len(self.rt.extractors)]
                 self._rr += 1
                 self.redone += 1
-                fut = ex.submit("extract", units, scope)
+                fut = ex.submit_extract(units, scope)
         raise AssertionError("unreachable")
 
     def adjudicate(self, project: str, n: int = 32) -> int:
         """Judge leased tensions of a project with the model client and apply the verdicts."""
         engine = self.rt.engine(project)
         decided = 0
-        for job_id, tension_id, a, b in engine.call("lease_adjudications", n, self._lease_ms()):
+        for job_id, tension_id, a, b in engine.lease_adjudications(n, self._lease_ms()):
             try:
-                j = self.rt.adjudicator.call("judge", a, b)
+                j = self.rt.adjudicator.judge(a, b)
                 by = Origin.RULES if j.decided_by == "rules" else Origin.JUDGE
-                engine.call("decide", tension_id, j.verdict, by, f"{j.decided_by}: {j.reason}")
-                engine.call("complete_job", job_id)
+                engine.decide(tension_id, j.verdict, by, f"{j.decided_by}: {j.reason}")
+                engine.complete_job(job_id)
                 decided += 1
             except (ModelUnavailable, ModelTimeout, ActorDied) as exc:  # a dependency is down: no attempt spent
-                engine.call("defer_job", job_id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, str(exc))
+                engine.defer_job(job_id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, str(exc))
                 self.deferred += 1
             except DynmemError as exc:
-                engine.call("fail_job", job_id, str(exc))
+                engine.fail_job(job_id, str(exc))
         return decided
 
     def _lease_ms(self) -> int:
@@ -201,23 +210,23 @@ class Pipeline:
     def jobs(self, project: str) -> dict[str, dict[str, int]]:
         """Job counts by kind and state, on the log and on the engine."""
         self._known(project)
-        counts: dict[str, dict[str, int]] = dict(self.rt.log(project).call("job_counts"))
-        counts.update(self.rt.engine(project).call("job_counts"))
+        counts: dict[str, dict[str, int]] = dict(self.rt.log(project).job_counts())
+        counts.update(self.rt.engine(project).job_counts())
         return counts
 
     def job_list(self, project: str, state: str | None = None, limit: int = 200) -> tuple[dict[str, dict[str, int]], list[Job]]:
         """The log's job counts and its jobs (newest first), for ``dynmem jobs list``."""
         log = self.rt.log(self._known(project))
-        return dict(log.call("job_counts")), list(log.call("jobs", state, None, limit))
+        return dict(log.job_counts()), list(log.jobs(state, None, limit))
 
     def retry_job(self, project: str, job_id: int) -> None:
         """Give a dead log job another try."""
-        self.rt.log(self._known(project)).call("retry_job", job_id)
+        self.rt.log(self._known(project)).retry_job(job_id)
 
     def pending(self, project: str) -> int:
         """Live jobs that this pipeline drains (extract and repair on the log, adjudicate on the engine)."""
-        logc = self.rt.log(project).call("job_counts")
-        ecounts = self.rt.engine(project).call("job_counts").get("adjudicate", {})
+        logc = self.rt.log(project).job_counts()
+        ecounts = self.rt.engine(project).job_counts().get("adjudicate", {})
         live = (logc.get("extract", {}), logc.get("repair", {}), ecounts)
         return sum(c.get("pending", 0) + c.get("running", 0) for c in live)
 
@@ -244,7 +253,7 @@ class Pipeline:
                 # leased jobs come back when their lease runs out. Nothing is lost: go on.
                 self.restarts += 1
                 time.sleep(0.2)
-        dead = sum(k.get("dead", 0) for k in self.rt.log(project).call("job_counts").values())
+        dead = sum(k.get("dead", 0) for k in self.rt.log(project).job_counts().values())
         return DrainReport(jobs_done=done, jobs_failed=failed, dead=dead, adjudicated=adjudicated, repaired=repaired,
                            outcomes=outcomes)
 
@@ -262,12 +271,12 @@ class Pipeline:
         if not self.rt.has_project(req.project):
             # A project without stores: the global engine answers (global memories only), and no
             # folder, log or engine is created for a read (issue 17, failure 5).
-            return self.rt.global_engine.call("recall", req)  # type: ignore[no-any-return]
-        res: RecallResult = self.rt.engine(req.project).call("recall", req)
+            return self.rt.global_engine.recall(req)
+        res: RecallResult = self.rt.engine(req.project).recall(req)
         if (res.abstained and not req.passive and req.as_of_ms is None and self.rt.settings.repair.on_abstain
                 and is_memory_question(req.query)):
             log = self.rt.log(req.project)
-            if log.call("search", req.query, 1):
+            if log.search(req.query, 1):
                 repair.signal(log, "abstained", req.query, daily_cap=self.rt.settings.repair.daily_cap)
         return res
 
@@ -275,15 +284,15 @@ class Pipeline:
         if req.request_id:
             req = req.model_copy(update={"request_id": stored_id(req.request_id)})
         if req.scope == "global":
-            return self.rt.global_engine.call("remember", req)  # type: ignore[no-any-return]
-        return self.rt.engine(req.project).call("remember", req)  # type: ignore[no-any-return]
+            return self.rt.global_engine.remember(req)
+        return self.rt.engine(req.project).remember(req)
 
     def forget(self, req: ForgetRequest) -> ForgetResult:
         """Retract (or purge) memories; a purge also erases the source turns from the log."""
         self._known(req.project)
-        res: ForgetResult = self.rt.engine(req.project).call("forget", req)
+        res: ForgetResult = self.rt.engine(req.project).forget(req)
         if req.purge and res.purged_units:
-            self.rt.log(req.project).call("purge_units", list(res.purged_units))
+            self.rt.log(req.project).purge_units(list(res.purged_units))
         if req.purge:
             from pathlib import Path
 
@@ -297,31 +306,31 @@ class Pipeline:
     # ---- the global scope (the user's memories, shared by every project) ------------------------
     def global_memories(self, state: str | None = None) -> list[Memory]:
         """Every memory of the global scope (optionally in one state)."""
-        return self.rt.global_engine.call("list_memories", state)  # type: ignore[no-any-return]
+        return self.rt.global_engine.list_memories(state)
 
     def global_detail(self, memory_id: str) -> MemoryDetail:
-        return self.rt.global_engine.call("detail", memory_id)  # type: ignore[no-any-return]
+        return self.rt.global_engine.detail(memory_id)
 
     def global_forget(self, memory_id: str | None = None, match: str | None = None, purge: bool = False,
                       request_id: str = "") -> ForgetResult:
         """Retract (or purge) global memories; audited like a project's. A purge erases the memory's
         text; the turns it came from stay in their projects' logs (forget them there by project)."""
         req = ForgetRequest(project="", memory_id=memory_id, match=match, purge=purge, request_id=stored_id(request_id))
-        res: ForgetResult = self.rt.global_engine.call("forget", req)
+        res: ForgetResult = self.rt.global_engine.forget(req)
         return res.model_copy(update={"erase_from_caches": (), "purged_units": ()})
 
     def global_patch(self, memory_id: str, tier: str | None = None, sensitivity: str | None = None) -> Memory:
-        return self.rt.global_engine.call("patch", memory_id, tier, sensitivity)  # type: ignore[no-any-return]
+        return self.rt.global_engine.patch(memory_id, tier, sensitivity)
 
     def memories(self, project: str, state: str | None = None) -> list[Memory]:
         self._known(project)  # like every read: an unknown project is NotFound, and nothing is created
-        return self.rt.engine(project).call("list_memories", state)  # type: ignore[no-any-return]
+        return self.rt.engine(project).list_memories(state)
 
     def detail(self, project: str, memory_id: str) -> MemoryDetail:
         self._known(project)
-        return self.rt.engine(project).call("detail", memory_id)  # type: ignore[no-any-return]
+        return self.rt.engine(project).detail(memory_id)
 
-    def why(self, project: str, memory_id: str, query: str | None = None) -> Any:
+    def why(self, project: str, memory_id: str, query: str | None = None) -> ScoreTerms | None:
         """Every score term of a memory for ``query`` (default: its own text); None when not eligible."""
         m = self.detail(project, memory_id).memory
         res = self.recall(RecallRequest(project=project, query=query or m.text, passive=True, k=50,
@@ -331,11 +340,11 @@ class Pipeline:
 
     def stats(self, project: str) -> Stats:
         self._known(project)
-        return self.rt.engine(project).call("stats")  # type: ignore[no-any-return]
+        return self.rt.engine(project).stats()
 
     def export(self, project: str) -> list[Memory]:
         self._known(project)
-        return self.rt.engine(project).call("export")  # type: ignore[no-any-return]
+        return self.rt.engine(project).export()
 
     def import_memories(self, project: str, memories: Sequence[Memory], request_id: str = "") -> int:
         """Restore exported memories; global-scope rows go to the global engine."""
@@ -344,9 +353,9 @@ class Pipeline:
         mine = [m for m in memories if m.scope != "global"]
         n = 0
         if mine:
-            n += self.rt.engine(project).call("import_memories", mine, request_id)
+            n += self.rt.engine(project).import_memories(mine, request_id)
         if glob:
-            n += self.rt.global_engine.call("import_memories", glob, request_id)
+            n += self.rt.global_engine.import_memories(glob, request_id)
         return n
 
     # ---- feedback, misses and the log ---------------------------------------------------
@@ -358,12 +367,12 @@ class Pipeline:
         engine = self.rt.engine(project)
         request_id = stored_id(request_id)  # receipts and hits are stored: ids go through the gate
         key = "feedback:" + (request_id or retrieval_id)
-        done = engine.call("receipt", key)
+        done = engine.receipt(key)
         if done is not None:
             return list(json.loads(done or "[]"))
-        injected = engine.call("injected", retrieval_id)
-        used = self.rt.adjudicator.call("recognize", answer, injected) if injected and answer.strip() else []
-        engine.call("credit_hits", retrieval_id, used, request_id)
+        injected = engine.injected(retrieval_id)
+        used = self.rt.adjudicator.recognize(answer, injected) if injected and answer.strip() else []
+        engine.credit_hits(retrieval_id, used, request_id)
         return list(used)
 
     def miss(self, project: str, query: str, tool: str = "", session: str = "") -> int | None:
@@ -381,58 +390,58 @@ class Pipeline:
         log, engine = self.rt.log(project), self.rt.engine(project)
         settings = self.rt.settings.repair
         done = 0
-        for job in log.call("lease", ["repair"], n, self._lease_ms()):
+        for job in log.lease(["repair"], n, self._lease_ms()):
             try:
                 p = json.loads(job.payload)
                 sig = RepairSignal(query=p["query"], kind=p["kind"], bound_turn=p["bound_turn"],
                                    scope=project_scope(project))
-                inv = self.rt.investigator.call("investigate", sig, repair.RemoteLogTools(log),
+                inv = self.rt.investigator.investigate(sig, repair.RemoteLogTools(log),
                                                 settings.budget_calls, settings.budget_chars)
-                engine.call("ingest_repair", job.key, list(inv.accepted), repair.report_of(inv))
-                log.call("complete", job.id)
+                engine.ingest_repair(job.key, list(inv.accepted), repair.report_of(inv))
+                log.complete(job.id)
                 done += 1
             except (ModelUnavailable, ModelTimeout, ActorDied) as exc:  # a dependency is down: no attempt spent
-                log.call("defer", job.id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, f"repair: {exc}")
+                log.defer(job.id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, f"repair: {exc}")
                 self.deferred += 1
             except (DynmemError, KeyError, ValueError) as exc:
-                log.call("fail", job.id, f"repair: {exc}")
+                log.fail(job.id, f"repair: {exc}")
         return done
 
-    def repairs(self, project: str, limit: int = 100) -> list[dict[str, Any]]:
+    def repairs(self, project: str, limit: int = 100) -> list[RepairRecord]:
         self._known(project)
-        return self.rt.engine(project).call("repairs", limit)  # type: ignore[no-any-return]
+        return self.rt.engine(project).repairs(limit)
 
-    def log_search(self, project: str, query: str, limit: int = 10) -> list[Any]:
+    def log_search(self, project: str, query: str, limit: int = 10) -> list[LogHit]:
         self._known(project)
-        return self.rt.log(project).call("search", query, limit)  # type: ignore[no-any-return]
+        return self.rt.log(project).search(query, limit)
 
     def log_timeline(self, project: str, around_turn: int | None = None, limit: int = 20) -> list[Unit]:
         self._known(project)
-        return self.rt.log(project).call("timeline", around_turn, limit)  # type: ignore[no-any-return]
+        return self.rt.log(project).timeline(around_turn, limit)
 
     def log_window(self, project: str, unit_id: str, radius: int = 2) -> list[Unit]:
         self._known(project)
-        return self.rt.log(project).call("window", unit_id, radius)  # type: ignore[no-any-return]
+        return self.rt.log(project).window(unit_id, radius)
 
     # ---- truth maintenance: conflicts, reviews, audit, tiers --------------------------------
-    def conflicts(self, project: str) -> list[dict[str, Any]]:
+    def conflicts(self, project: str) -> list[OpenConflict]:
         self._known(project)
-        return self.rt.engine(project).call("conflicts")  # type: ignore[no-any-return]
+        return self.rt.engine(project).conflicts()
 
-    def reviews(self, project: str, status: str | None = "open") -> list[dict[str, Any]]:
+    def reviews(self, project: str, status: str | None = "open") -> list[ReviewItem]:
         self._known(project)
-        return self.rt.engine(project).call("reviews", status)  # type: ignore[no-any-return]
+        return self.rt.engine(project).reviews(status)
 
     def decide_review(self, project: str, review_id: str, decision: str, decided_by: Origin, note: str = "",
                       request_id: str = "") -> list[Memory]:
         self._known(project)
-        return self.rt.engine(project).call("decide_review", review_id, decision, decided_by, note,  # type: ignore[no-any-return]
+        return self.rt.engine(project).decide_review(review_id, decision, decided_by, note,
                                             stored_id(request_id))
 
-    def audit(self, project: str, limit: int = 100, since_id: int | None = None) -> list[Any]:
+    def audit(self, project: str, limit: int = 100, since_id: int | None = None) -> list[AuditRecord]:
         self._known(project)
-        return self.rt.engine(project).call("audit", limit, since_id)  # type: ignore[no-any-return]
+        return self.rt.engine(project).audit(limit, since_id)
 
     def patch(self, project: str, memory_id: str, tier: str | None = None, sensitivity: str | None = None) -> Memory:
         self._known(project)
-        return self.rt.engine(project).call("patch", memory_id, tier, sensitivity)  # type: ignore[no-any-return]
+        return self.rt.engine(project).patch(memory_id, tier, sensitivity)

@@ -254,13 +254,13 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     @app.get("/v1/conflicts", response_model=wire.ConflictList)
     def conflicts(project: ProjectQuery) -> wire.ConflictList:
         return wire.ConflictList(conflicts=[
-            wire.ConflictOut(tension_id=c["tension"].id, reason=c["tension"].reason, verdict=c["tension"].verdict,
-                             a=_mem_out(c["a"]), b=_mem_out(c["b"])) for c in pipe.conflicts(project)])
+            wire.ConflictOut(tension_id=c.tension.id, reason=c.tension.reason, verdict=c.tension.verdict,
+                             a=_mem_out(c.a), b=_mem_out(c.b)) for c in pipe.conflicts(project)])
 
     @app.get("/v1/reviews", response_model=wire.ReviewList)
     def reviews(project: ProjectQuery, status: str | None = "open") -> wire.ReviewList:
         return wire.ReviewList(reviews=[
-            wire.ReviewOut(**r["review"].model_dump(), memories=[_mem_out(m) for m in r["memories"]])
+            wire.ReviewOut(**r.review.model_dump(), memories=[_mem_out(m) for m in r.memories])
             for r in pipe.reviews(project, status if status != "all" else None)])
 
     @app.post("/v1/reviews/{review_id}", response_model=wire.ReviewDecisionReply)

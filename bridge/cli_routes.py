@@ -15,9 +15,10 @@ from fastapi import FastAPI, Query
 from pydantic import AfterValidator, Field, ValidationError
 
 from actors.pipeline import Pipeline
+from actors.wire import RepairRecord
 from bridge import wire
 from engine.errors import InvalidInput
-from engine.models import Memory
+from engine.models import Job, Memory
 from engine.scopes import project_scope
 
 #: Memories per import request: an export line is about 1 KB, the body limit is 1 MiB.
@@ -33,6 +34,7 @@ class ProjectsReply(wire.Body):
 
 
 class ExportReply(wire.Body):
+    # Not list[Memory]: the rows are the engine's Memory model as JSON (its fields carry no wire descriptions)
     memories: list[dict[str, Any]] = Field(description="every memory of the project, in every state (the Memory model)")
 
 
@@ -47,11 +49,11 @@ class ImportReply(wire.Body):
 
 class JobsReply(wire.Body):
     counts: dict[str, dict[str, int]] = Field(description="log jobs by kind and state")
-    jobs: list[dict[str, Any]] = Field(description="the jobs asked for, newest first (id, kind, state, attempts...)")
+    jobs: list[Job] = Field(description="the jobs asked for, newest first")
 
 
 class RepairsReply(wire.Body):
-    repairs: list[dict[str, Any]] = Field(description="repair investigations: signal, reads, proposals, verdicts")
+    repairs: list[RepairRecord] = Field(description="repair investigations: signal, reads, proposals, verdicts")
 
 
 def add_cli_routes(app: FastAPI, pipe: Pipeline, data_dir: str) -> None:
@@ -81,15 +83,16 @@ def add_cli_routes(app: FastAPI, pipe: Pipeline, data_dir: str) -> None:
                                                 description="only this state")] = None,
              limit: Annotated[int, Query(ge=1, le=1000, description="at most this many")] = 200) -> JobsReply:
         counts, rows = pipe.job_list(project, state, limit)
-        return JobsReply(counts=counts, jobs=[j.model_dump(mode="json") for j in rows])
+        return JobsReply(counts=counts, jobs=rows)
 
     @app.post("/v1/jobs/{job_id}/retry", response_model=JobsReply)
     def retry(job_id: int, project: _Project) -> JobsReply:
         pipe.retry_job(project, job_id)
         counts, rows = pipe.job_list(project, None, 200)
-        return JobsReply(counts=counts, jobs=[j.model_dump(mode="json") for j in rows])
+        return JobsReply(counts=counts, jobs=rows)
 
-    @app.get("/v1/repairs", response_model=RepairsReply)
+    # exclude_unset: each investigation comes back as it was recorded (``slot`` on accepted proposals only)
+    @app.get("/v1/repairs", response_model=RepairsReply, response_model_exclude_unset=True)
     def repairs(project: _Project,
                 limit: Annotated[int, Query(ge=1, le=1000, description="at most this many, newest first")] = 50,
                 ) -> RepairsReply:

@@ -86,9 +86,9 @@ def test_killing_an_actor_during_replay_loses_nothing(ray_pipe: tuple[Pipeline, 
     report = replay_file(pipe, DEMO_HISTORY)
     assert killed.is_set()
     assert report.dead_jobs == 0
-    assert report.new_turns == report.turns and int(rt.log(PROJECT).call("last_turn")) == report.turns  # none lost, none twice
+    assert report.new_turns == report.turns and int(rt.log(PROJECT).last_turn()) == report.turns  # none lost, none twice
     counts = pipe.jobs(PROJECT)
-    assert "extraction_failed" not in str(rt.log(PROJECT).call("jobs", None, "repair", 1000))  # no repair for a death
+    assert "extraction_failed" not in str(rt.log(PROJECT).jobs(None, "repair", 1000))  # no repair for a death
     assert all(c.get("dead", 0) == 0 for c in counts.values()), counts
     assert _memories(pipe) == baseline  # no junk, nothing missing, nothing duplicated
     # the restarted actor serves again
@@ -107,12 +107,12 @@ def test_a_killed_log_actor_is_restarted_and_a_lost_one_gives_a_one_line_error(
     ray.kill(rt.log(PROJECT).target, no_restart=False)
     # restarted from its store: the next calls answer (no 503 until a restart of the sidecar)
     assert pipe.observe([TurnIn(project=PROJECT, user="the API listens on port 8080", request_id="r1")])[0].created is False
-    assert rt.log(PROJECT).call("last_turn") == 1
+    assert rt.log(PROJECT).last_turn() == 1
     # an actor that is gone for good: one clean line, no actor id, pid or address
     monkeypatch.setattr(Ref, "RESTART_WAIT_S", 0.0)
     ray.kill(rt.adjudicator.target, no_restart=True)
     with pytest.raises(ActorDied) as info:
-        rt.adjudicator.call("judge", None, None)
+        rt.adjudicator.judge(None, None)
     msg = str(info.value)
     assert "\n" not in msg and "pid" not in msg.lower() and "actor_id" not in msg.lower() and "ip" not in msg.split()
     assert info.value.code == "actor_died"
