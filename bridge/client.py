@@ -100,7 +100,7 @@ class SidecarPipeline:
         return [Memory.model_validate(m) for m in self._call("GET", "/v1/export", query={"project": project})["memories"]]
 
     def import_memories(self, project: str, memories: list[Memory], request_id: str = "") -> int:
-        from bridge.cli_routes import IMPORT_CHUNK
+        from bridge.routes.projects import IMPORT_CHUNK
 
         n = 0
         for i in range(0, len(memories), IMPORT_CHUNK):
