@@ -7,7 +7,12 @@ tables for people, exactly one JSON document with ``--json``. Errors become
 
 from __future__ import annotations
 
-from actors.config import set_process_defaults
+from bridge.packages import exit_if_shadowed
+
+# Before anything imports actors/ or eval/: a foreign package of that name would be used silently.
+exit_if_shadowed()
+
+from actors.config import set_process_defaults  # noqa: E402
 
 # One BLAS thread before numpy loads (actors.config.PROCESS_DEFAULTS says why).
 set_process_defaults("OPENBLAS_NUM_THREADS")

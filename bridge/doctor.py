@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from actors.index_actor import REMOTE_EMBEDDERS
-from engine.errors import DynmemError
+from engine.errors import DynmemError, PackageConflict
 from engine.settings import Settings
 
 S = TypeVar("S")  # the service class a probe runs in
@@ -105,6 +105,15 @@ class _Actors:
             ray.shutdown()
 
 
+def _packages() -> str:
+    from bridge.packages import ADVICE, OWN, package_conflicts
+
+    problems = package_conflicts()
+    if problems:
+        raise PackageConflict(f"{'; '.join(problems)}; {ADVICE}")
+    return f"{', '.join(OWN)} are dynamics-memory's own packages"
+
+
 def _sidecar(data_dir: Path) -> str:
     from bridge.server import running_sidecar
 
@@ -130,6 +139,7 @@ def check(settings: Settings, data_dir: Path, *, in_actor: bool = False, address
             _run("embedder", lambda: _embedder(settings, actors)),
             _run("model", lambda: _model(settings, data_dir, actors)),
             _run("sidecar", lambda: _sidecar(data_dir)),
+            _run("packages", _packages),
         ]
     finally:
         if actors is not None:

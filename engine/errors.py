@@ -27,8 +27,9 @@ escape ``actors/``.
     │   ├── ModelTimeout
     │   ├── ModelUnavailable    circuit open, endpoint down
     │   └── ModelBadReply       reply that does not validate
-    └── ServiceUnavailable      an actor is down or not started (503)
-        └── ActorDied           an actor died during the call (it is restarted; retry)
+    ├── ServiceUnavailable      an actor is down or not started (503)
+    │   └── ActorDied           an actor died during the call (it is restarted; retry)
+    └── PackageConflict         another distribution shadows one of our top-level packages (bridge/packages.py)
 """
 
 from __future__ import annotations
@@ -148,3 +149,7 @@ class ServiceUnavailable(DynmemError):
 
 class ActorDied(ServiceUnavailable):
     code = "actor_died"
+
+
+class PackageConflict(DynmemError):
+    code = "package_conflict"
