@@ -11,6 +11,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -198,6 +199,9 @@ class Runtime:
             raise InvalidInput("a client_factory works in process only; on Ray each actor builds its client "
                                "from settings")
         self._client_factory = client_factory
+        #: Names this run: lease tokens start with it, and a log store gives back the leases of
+        #: any other run (a process that is gone: the writer lock admits one run at a time).
+        self.run_id = uuid.uuid4().hex[:16]
         self._logs: dict[str, Ref] = {}
         self._engines: dict[str, Ref] = {}
         self._last_used: OrderedDict[str, int] = OrderedDict()  # project -> last use (ms), LRU first
@@ -266,7 +270,7 @@ class Runtime:
 
     def _log(self, project: str) -> Ref:
         if project not in self._logs:
-            self._logs[project] = self._spawn(LogService, self.project_dir(project), self.clock, project)
+            self._logs[project] = self._spawn(LogService, self.project_dir(project), self.clock, project, self.run_id)
         return self._logs[project]
 
     def engine(self, project: str) -> Ref:
