@@ -87,6 +87,8 @@ class EngineService:
         self._global_version = 0
         self._global = MemoryTable()
         self._global_vectors: dict[str, np.ndarray] = {}
+        if hasattr(index, "on_restart"):  # a restarted IndexActor is refilled from this store (RemoteIndex)
+            index.on_restart = self._refill_index
         self._reindex()
 
     # ---- lifecycle -------------------------------------------------------------------
@@ -103,6 +105,19 @@ class EngineService:
         for start in range(0, len(ids), _UPSERT_CHUNK):
             chunk = ids[start : start + _UPSERT_CHUNK]
             self.index.upsert(self.scope, chunk, np.stack([np.asarray(stored[i], dtype=np.float32) for i in chunk]))
+
+    def _refill_index(self) -> None:
+        """The IndexActor restarted empty: upload this scope's vectors again and, from a project's
+        engine, the global scope's too (from its snapshot), so that its recalls find them."""
+        self._reindex()
+        if self.global_engine is None:
+            return
+        self._refresh_global()
+        ids = sorted(self._global_vectors)
+        for start in range(0, len(ids), _UPSERT_CHUNK):
+            chunk = ids[start : start + _UPSERT_CHUNK]
+            self.index.upsert(GLOBAL_SCOPE, chunk, np.stack([np.asarray(self._global_vectors[i], dtype=np.float32)
+                                                             for i in chunk]))
 
     def _note_distinct(self, tensions: Sequence[Tension]) -> None:
         for t in tensions:
