@@ -110,7 +110,14 @@ class RepairSettings(_Section):
 
 
 class RuntimeSettings(_Section):
-    extraction_workers: int = 2
+    extraction_workers: int = Field(default=2, ge=1)  # the elastic pool's minimum
+    extraction_workers_max: int = Field(default=8, ge=1)  # its maximum (grown from the job backlog)
+    # CPUs each extraction worker asks of Ray: 0 on a laptop; > 0 on an autoscaling cluster, so
+    # that workers the cluster cannot place yet are resource demand the autoscaler sees.
+    extraction_num_cpus: float = Field(default=0.0, ge=0)
+    # The Ray node id that holds the data directory (actors owning files are pinned there);
+    # empty: the node of the process that opens the data directory (the driver).
+    data_node: str = ""
     ray_address: str = ""
     lease_s: float = 60.0  # a leased job not finished by then (its worker died) is picked up again
     idle_release_s: float = 900.0  # a project's log and engine actors idle this long are released
