@@ -446,6 +446,16 @@ def _fmt(x: Any, nd: int = 1) -> str:
     return str(x)
 
 
+def _embedder_words(name: Any) -> str:
+    if name in (None, "minilm", "minilm-l6-v2"):
+        return "the bundled MiniLM, as a real store was once"
+    if name == "hash":
+        return ("the `hash` embedder (`DYNMEM_EMBEDDER=hash`): the real import, store and index path with a cheap "
+                "embedder, so that a 100k store can be built on a loaded machine; query embedding times here are "
+                "NOT MiniLM's")
+    return f"the `{name}` embedder"
+
+
 def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
     m = doc["machine"]
     lines = [
@@ -465,7 +475,7 @@ def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
         "",
         f"Stores: synthetic developer facts from {doc['store']['templates']} sentence templates filled with services, "
         "components, tools, paths and numbers (`eval/perf/synth.py`), all active, imported with "
-        "`Pipeline.import_memories` (every memory is embedded by the bundled MiniLM, as a real store was once). Each "
+        f"`Pipeline.import_memories` (every memory is embedded by {_embedder_words(doc.get('embedder'))}). Each "
         "size is measured on a fresh copy of the store, opened cold, then warmed with "
         f"{doc['store']['warmup']} queries; {doc['store']['queries']} distinct queries are timed (developer questions "
         "about the same services, one in ten unrelated). Live recall is the agent's path (shadow credit committed to "
@@ -477,7 +487,7 @@ def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
         "",
     ]
     if doc.get("build"):
-        lines += ["## Building the stores (import + MiniLM embedding)", "",
+        lines += [f"## Building the stores (import + embedding by {doc.get('embedder') or 'minilm'})", "",
                   "| size | added | seconds | memories/s | load average at the end |", "| --- | --- | --- | --- | --- |"]
         lines += [f"| {r['size']:,} | {r['added']:,} | {r['seconds']} | {_fmt(r['memories_per_s'])} | "
                   f"{r.get('loadavg', 'n/a')}{' (kept store of an earlier run, reused)' if r.get('reused') else ''} |"
@@ -708,6 +718,8 @@ def main(args: argparse.Namespace) -> int:
     except OSError:
         pass
     doc["command"] = _command(args)
+    if os.environ.get("DYNMEM_EMBEDDER"):
+        doc["command"] = f"DYNMEM_EMBEDDER={shlex.quote(os.environ['DYNMEM_EMBEDDER'])} {doc['command']}"
     out = report_dir(args)
     png_name = "perf.png"
     if out is not None:
