@@ -67,14 +67,14 @@ class LogClient(ServiceClient[LogService]):
     def units(self, ids: Sequence[str]) -> list[Unit]:
         return self.ref.call(LogService.units, list(ids))
 
-    def lease(self, kinds: Sequence[str], n: int, lease_ms: int = 60_000) -> list[Job]:
-        return self.ref.call(LogService.lease, kinds, n, lease_ms)
+    def lease(self, kinds: Sequence[str], n: int, lease_ms: int = 60_000, token: str = "") -> list[Job]:
+        return self.ref.call(LogService.lease, kinds, n, lease_ms, token)
 
-    def complete(self, job_id: int) -> None:
-        self.ref.call(LogService.complete, job_id)
+    def complete(self, job_id: int, token: str = "") -> bool:
+        return self.ref.call(LogService.complete, job_id, token)
 
-    def fail(self, job_id: int, error: str) -> str:
-        return self.ref.call(LogService.fail, job_id, error)
+    def fail(self, job_id: int, error: str, token: str = "") -> str:
+        return self.ref.call(LogService.fail, job_id, error, token)
 
     def last_turn(self) -> int:
         return self.ref.call(LogService.last_turn)
@@ -82,8 +82,8 @@ class LogClient(ServiceClient[LogService]):
     def enqueue_repair(self, key: str, payload: str, daily_cap: int) -> int | None:
         return self.ref.call(LogService.enqueue_repair, key, payload, daily_cap)
 
-    def defer(self, job_id: int, until_ms: int, error: str) -> None:
-        self.ref.call(LogService.defer, job_id, until_ms, error)
+    def defer(self, job_id: int, until_ms: int, error: str, token: str = "") -> None:
+        self.ref.call(LogService.defer, job_id, until_ms, error, token)
 
     def job_counts(self) -> dict[str, dict[str, int]]:
         return self.ref.call(LogService.job_counts)
@@ -199,17 +199,17 @@ class EngineClient(ServiceClient[EngineService]):
     def import_memories(self, memories: Sequence[Memory], request_id: str = "") -> int:
         return self.ref.call(EngineService.import_memories, memories, request_id)
 
-    def lease_adjudications(self, n: int, lease_ms: int = 60_000) -> list[tuple[int, str, Memory, Memory]]:
-        return self.ref.call(EngineService.lease_adjudications, n, lease_ms)
+    def lease_adjudications(self, n: int, lease_ms: int = 60_000, token: str = "") -> list[tuple[int, str, Memory, Memory]]:
+        return self.ref.call(EngineService.lease_adjudications, n, lease_ms, token)
 
-    def complete_job(self, job_id: int) -> None:
-        self.ref.call(EngineService.complete_job, job_id)
+    def complete_job(self, job_id: int, token: str = "") -> None:
+        self.ref.call(EngineService.complete_job, job_id, token)
 
-    def fail_job(self, job_id: int, error: str) -> None:
-        self.ref.call(EngineService.fail_job, job_id, error)
+    def fail_job(self, job_id: int, error: str, token: str = "") -> None:
+        self.ref.call(EngineService.fail_job, job_id, error, token)
 
-    def defer_job(self, job_id: int, until_ms: int, error: str) -> None:
-        self.ref.call(EngineService.defer_job, job_id, until_ms, error)
+    def defer_job(self, job_id: int, until_ms: int, error: str, token: str = "") -> None:
+        self.ref.call(EngineService.defer_job, job_id, until_ms, error, token)
 
     def job_counts(self) -> dict[str, dict[str, int]]:
         return self.ref.call(EngineService.job_counts)
@@ -225,6 +225,9 @@ class IndexClient(ServiceClient[IndexService]):
 
     def probe(self) -> str:
         return self.ref.call(IndexService.probe)
+
+    def generation(self) -> str:
+        return self.ref.call(IndexService.generation)
 
     def embed(self, texts: Sequence[str], local_only: Sequence[bool] | None = None) -> np.ndarray:
         return self.ref.call(IndexService.embed, texts, local_only)
@@ -259,6 +262,12 @@ class ExtractionClient(ServiceClient[ExtractionService]):
     def extract(self, units: Sequence[Unit], scope: str) -> Extracted:
         return self.ref.call(ExtractionService.extract, units, scope)
 
+    def purge_cache(self, texts: Sequence[str]) -> int:
+        return self.ref.call(ExtractionService.purge_cache, texts)
+
+    def submit_purge_cache(self, texts: Sequence[str]) -> Pending[int]:
+        return self.ref.submit(ExtractionService.purge_cache, texts)
+
     def submit_extract(self, units: Sequence[Unit], scope: str) -> Pending[Extracted]:
         """Start an extraction without waiting (``Ref.result`` collects it), so the pool works in parallel."""
         return self.ref.submit(ExtractionService.extract, units, scope)
@@ -281,6 +290,12 @@ class AdjudicationClient(ServiceClient[AdjudicationService]):
     def recognize(self, answer: str, injected: Sequence[Memory]) -> list[str]:
         return self.ref.call(AdjudicationService.recognize, answer, injected)
 
+    def purge_cache(self, texts: Sequence[str]) -> int:
+        return self.ref.call(AdjudicationService.purge_cache, texts)
+
+    def submit_purge_cache(self, texts: Sequence[str]) -> Pending[int]:
+        return self.ref.submit(AdjudicationService.purge_cache, texts)
+
 
 class InvestigatorClient(ServiceClient[InvestigatorService]):
     """The InvestigatorActor: budgeted repair investigations over a project's log."""
@@ -293,6 +308,12 @@ class InvestigatorClient(ServiceClient[InvestigatorService]):
     def investigate(self, signal: RepairSignal, tools: LogTools, budget_calls: int = 8,
                     budget_chars: int = 4000) -> Investigation:
         return self.ref.call(InvestigatorService.investigate, signal, tools, budget_calls, budget_chars)
+
+    def purge_cache(self, texts: Sequence[str]) -> int:
+        return self.ref.call(InvestigatorService.purge_cache, texts)
+
+    def submit_purge_cache(self, texts: Sequence[str]) -> Pending[int]:
+        return self.ref.submit(InvestigatorService.purge_cache, texts)
 
 
 #: Every client, for the test that mirrors them against their services.

@@ -10,11 +10,14 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+import numpy as np
 
 from actors.clients import (
     AdjudicationClient, EngineClient, ExtractionClient, IndexClient, InvestigatorClient, LogClient, ServiceClient,
@@ -30,9 +33,62 @@ from actors.ref import Ref
 from engine.errors import InvalidInput, ServiceUnavailable
 from engine.settings import Settings
 
-__all__ = ["Ref", "Runtime", "init_ray", "is_plain_data", "reachable"]
+__all__ = ["INDEX_GROUPS", "Ref", "RemoteIndex", "Runtime", "init_ray", "is_plain_data", "reachable"]
 
 set_process_defaults("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")  # quiet, local-only Ray (FACTS.md)
+
+
+#: Concurrency groups of the IndexActor: a recall's query embedding has its own thread and
+#: queue, never behind a replay's bulk batch (issue 12); FAISS reads and writes stay in the
+#: default group, one at a time. The embedders only read their weights once loaded.
+INDEX_GROUPS = {"query": 1, "bulk": 1}
+
+
+class RemoteIndex:
+    """The IndexPort of EngineService, over the typed client of the IndexActor.
+
+    Supervision: the IndexActor keeps its FAISS index in memory, so when Ray restarts it the
+    index is empty. Before each call that reads or changes the index, the port compares the
+    actor's generation with the one it last saw; if the actor restarted, ``on_restart`` (the
+    engine's re-upload of its vectors from memory.sqlite) runs first, so no search ever meets
+    an index that forgot this engine's memories.
+    """
+
+    def __init__(self, index: IndexClient) -> None:
+        self.index = index
+        self.on_restart: Callable[[], None] | None = None  # set by the engine that holds this port
+        self._generation: str | None = None
+
+    def _fresh(self) -> None:
+        if self.on_restart is None:
+            return
+        gen = self.index.generation()
+        if self._generation is None:
+            self._generation = gen
+        elif gen != self._generation:
+            self._generation = gen  # first: the re-upload's own calls must not start it again
+            self.on_restart()
+
+    def embed(self, texts: list[str], local_only: list[bool] | None = None) -> np.ndarray:
+        return self.index.ref.call_in("bulk", IndexService.embed, texts, local_only)
+
+    def upsert(self, scope: str, ids: list[str], vectors: np.ndarray) -> None:
+        self._fresh()
+        self.index.upsert(scope, ids, vectors)
+
+    def remove(self, ids: list[str]) -> None:
+        self._fresh()
+        self.index.remove(ids)
+
+    def search(self, vector: np.ndarray, scopes: list[str], k: int) -> list[tuple[str, float]]:
+        self._fresh()
+        return self.index.search(vector, scopes, k)
+
+    def embed_search(self, text: str, scopes: list[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
+        self._fresh()
+        # Two calls on Ray (about 1 ms more) so that the query never waits for a bulk batch.
+        vec = self.index.ref.call_in("query", IndexService.embed_query, text)
+        return vec, self.index.search(vec, scopes, k)
 
 
 def is_plain_data(value: Any) -> bool:
@@ -40,7 +96,7 @@ def is_plain_data(value: Any) -> bool:
 
     Plain: ``None``, numbers, strings, bytes, paths, enums, pydantic models of plain fields,
     lists, tuples and dicts of plain values, a :class:`Clock` (it holds at most a number),
-    and the typed clients that wrap another actor's handle (``IndexClient``, ``EngineClient``).
+    and the typed clients and ports that wrap another actor's handle (``EngineClient``, ``RemoteIndex``).
     Not plain: model clients, endpoints, embedders, stores, anything with a lock or a socket.
     """
     from enum import Enum
@@ -57,8 +113,10 @@ def is_plain_data(value: Any) -> bool:
         return all(is_plain_data(k) and is_plain_data(v) for k, v in value.items())
     if type(value) in (Clock, *Clock.__subclasses__()):
         return all(isinstance(v, (int, float)) for v in vars(value).values())
+    if isinstance(value, RemoteIndex):
+        return value.index.remote
     if isinstance(value, ServiceClient):
-        return value.ref.remote
+        return value.remote
     return False
 
 
@@ -93,6 +151,30 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
         ray.init(num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **quiet)
 
 
+def pool_size(backlog: int, lo: int, hi: int, per_worker: int) -> int:
+    """Workers for ``backlog`` jobs when each keeps ``per_worker`` requests in flight, within [lo, hi]."""
+    need = -(-max(0, backlog) // max(1, per_worker))
+    return max(lo, min(hi, need))
+
+
+_LOCATED: dict[type, type] = {}
+
+
+def node_id(self: Any) -> str:
+    """The Ray node an actor runs on (a method of every actor class, added by :func:`_located`)."""
+    import ray
+
+    return str(ray.get_runtime_context().get_node_id())
+
+
+def _located(cls: type) -> type:
+    """``cls`` with a ``node_id()`` method: where its actor runs, so that tests and ``dynmem
+    doctor`` assert placement rather than assume it (the plain class stays untouched)."""
+    if cls not in _LOCATED:
+        _LOCATED[cls] = type(cls.__name__, (cls,), {"node_id": node_id})
+    return _LOCATED[cls]
+
+
 class Runtime:
     """The actor graph of one data directory: one IndexActor, an extraction pool, an
     adjudicator, a global engine, and a LogActor + EngineActor per project (created on use)."""
@@ -108,6 +190,9 @@ class Runtime:
             raise InvalidInput("a client_factory works in process only; on Ray each actor builds its client "
                                "from settings")
         self._client_factory = client_factory
+        #: Names this run: lease tokens start with it, and a log store gives back the leases of
+        #: any other run (a process that is gone: the writer lock admits one run at a time).
+        self.run_id = uuid.uuid4().hex[:16]
         self._logs: dict[str, LogClient] = {}
         self._engines: dict[str, EngineClient] = {}
         self._last_used: OrderedDict[str, int] = OrderedDict()  # project -> last use (ms), LRU first
@@ -130,25 +215,95 @@ class Runtime:
         from actors.adjudication_actor import AdjudicationService
         from actors.investigator_actor import InvestigatorService
 
-        self.index = IndexClient(self._spawn(IndexService, settings.embedder, settings.model))
-        self.extractors = [ExtractionClient(self._service(ExtractionService))
-                           for _ in range(max(1, settings.runtime.extraction_workers))]
+        self.data_node = self._data_node() if self.use_ray else ""
+        self.index = IndexClient(self._spawn(IndexService, settings.embedder, settings.model, groups=INDEX_GROUPS))
+        self.extractors: list[ExtractionClient] = []
+        self._grow_extractors(self.pool_bounds()[0])
         self.adjudicator = AdjudicationClient(self._service(AdjudicationService))
         self.investigator = InvestigatorClient(self._service(InvestigatorService))
         self.global_engine = EngineClient(self._spawn(EngineService, None, self.data_dir, settings, self._index_port(),
                                                       self.clock))
 
-    def _service(self, cls: Any) -> Ref[Any]:
+    # ---- placement (issue 12) ----------------------------------------------------------
+    def _data_node(self) -> str:
+        """The Ray node that holds the data directory: ``[runtime] data_node``, else this process's node."""
+        import ray
+
+        wanted = self.settings.runtime.data_node.strip()
+        if not wanted:
+            return str(ray.get_runtime_context().get_node_id())
+        alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}  # type: ignore[no-untyped-call]
+        if wanted not in alive:
+            raise InvalidInput(f"[runtime] data_node {wanted!r} is not a live node of this Ray cluster "
+                               f"({len(alive)} live nodes; `ray status` lists them)")
+        return wanted
+
+    def _placement(self, stateless: bool) -> dict[str, Any]:
+        """Where an actor runs: an actor that owns files (a log, an engine, the index its engines fill)
+        is pinned to the data node, never elsewhere (soft=False: if that node is gone it waits,
+        rather than open empty stores on another disk); stateless model work is spread."""
+        if stateless:
+            return {"scheduling_strategy": "SPREAD"}
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        return {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=self.data_node, soft=False)}
+
+    def placement_of(self, client: ServiceClient[Any]) -> str:
+        """The node id an actor runs on (asked of the actor itself; "" in process)."""
+        if not client.remote:
+            return ""
+        return client.ref.call(node_id)
+
+    # ---- the elastic extraction pool ----------------------------------------------------
+    def pool_bounds(self) -> tuple[int, int, int]:
+        """(min workers, max workers, requests each worker keeps in flight).
+
+        The pool is elastic for a model endpoint, whose requests wait on the network; the offline
+        ``rules`` client is CPU-bound, so more workers than ``extraction_workers`` would only
+        compete for the same cores: its pool stays at that size."""
+        rt = self.settings.runtime
+        lo = max(1, rt.extraction_workers)
+        if self.settings.model.client != "openai":
+            return lo, lo, 1
+        return lo, max(lo, rt.extraction_workers_max), self.settings.model.max_concurrency
+
+    def scale_extractors(self, backlog: int) -> int:
+        """Size the extraction pool for ``backlog`` jobs: enough workers that every job of the backlog
+        has a request slot (each worker serves ``[model] max_concurrency`` requests at once), within
+        [min, max]; back to the minimum when there is no backlog. Call between batches (a retired
+        worker must have no call in flight). Returns the pool size."""
+        lo, hi, per_worker = self.pool_bounds()
+        want = pool_size(backlog, lo, hi, per_worker)
+        with self._lock:
+            if want > len(self.extractors):
+                self._grow_extractors(want)
+            elif backlog == 0 and len(self.extractors) > lo:
+                for ref in self.extractors[lo:]:
+                    if self.use_ray:
+                        import ray
+
+                        ray.kill(ref.target, no_restart=True)
+                        self._actors = [h for h in self._actors if h is not ref.target]
+                del self.extractors[lo:]
+            return len(self.extractors)
+
+    def _grow_extractors(self, n: int) -> None:
+        while len(self.extractors) < n:
+            self.extractors.append(ExtractionClient(self._service(ExtractionService, concurrency=self.pool_bounds()[2],
+                                                                  num_cpus=self.settings.runtime.extraction_num_cpus)))
+
+    def _service(self, cls: Any, concurrency: int = 1, num_cpus: float = 0.0) -> Ref[Any]:
         """A model-client service: built from ``[model]`` inside its actor (or over a test's client)."""
         if self._client_factory is not None:
             return Ref(cls.with_client(self._client_factory()), remote=False)
-        return self._spawn(cls, self.settings.model, self.data_dir)
+        return self._spawn(cls, self.settings.model, self.data_dir, stateless=True, concurrency=concurrency,
+                           num_cpus=num_cpus)
 
     def _index_port(self) -> Any:
-        """The engines' IndexPort: the typed client of the IndexActor on Ray, the object itself in process."""
-        return self.index if self.use_ray else self.index.target
+        return RemoteIndex(self.index) if self.use_ray else self.index.target
 
-    def _spawn(self, cls: type, *args: Any) -> Ref[Any]:
+    def _spawn(self, cls: type, *args: Any, stateless: bool = False, concurrency: int = 1, num_cpus: float = 0.0,
+               groups: dict[str, int] | None = None) -> Ref[Any]:
         self.spawned.append((cls, args))
         if not self.use_ray:
             return Ref(cls(*args), remote=False)
@@ -159,12 +314,16 @@ class Runtime:
 
         # I/O-bound actors ask for no CPU so that none waits for a slot on a 2-core machine.
         # Supervision: a dead actor is restarted by Ray with the same arguments, which rebuilds
-        # it from its stores (Log/Engine: SQLite rows; extraction, judging, repair: stateless).
+        # it from its stores (Log/Engine: SQLite rows; extraction, judging, repair: stateless),
+        # on the same node for an actor that owns files (its placement is part of its options).
         # Calls are not retried by Ray (max_task_retries 0): the caller decides, because a
         # retried append or ingest must go through the idempotency keys (pipeline.pump).
+        # Concurrency groups are an actor class option (Ray refuses them in .options()).
         # Any: Ray's ActorHandle typing cannot follow a class chosen at run time
-        handle: Any = ray.remote(cls).options(num_cpus=0, max_concurrency=1, max_restarts=-1,
-                                              max_task_retries=0).remote(*args)
+        actor_cls: Any = (ray.remote(concurrency_groups=groups)(_located(cls))  # type: ignore[call-overload]
+                          if groups else ray.remote(_located(cls)))
+        handle: Any = actor_cls.options(num_cpus=num_cpus, max_concurrency=concurrency, max_restarts=-1,
+                                        max_task_retries=0, **self._placement(stateless)).remote(*args)
         self._actors.append(handle)
         return Ref(handle, remote=True)
 
@@ -178,7 +337,8 @@ class Runtime:
 
     def _log(self, project: str) -> LogClient:
         if project not in self._logs:
-            self._logs[project] = LogClient(self._spawn(LogService, self.project_dir(project), self.clock, project))
+            self._logs[project] = LogClient(self._spawn(LogService, self.project_dir(project), self.clock, project,
+                                                        self.run_id))
         return self._logs[project]
 
     def engine(self, project: str) -> EngineClient:
@@ -209,6 +369,8 @@ class Runtime:
             idle = [p for p, seen in self._last_used.items() if now - seen >= limit_ms and not self._has_live_jobs(p)]
             for project in idle:
                 self._release(project)
+            if not self._last_used:  # nothing live: the extraction pool goes back to its minimum
+                self.scale_extractors(0)
             return idle
 
     def _has_live_jobs(self, project: str) -> bool:
@@ -269,12 +431,11 @@ class Runtime:
     def supervised_actors(self) -> list[tuple[str, ServiceClient[Any]]]:
         """The actors Ray restarts from their arguments and stores, by kind (for fault injection).
 
-        The IndexActor is not listed: its FAISS index lives in memory and is filled by the
-        engines when they start, so a restarted index would be empty until they restart too.
+        A restarted IndexActor is refilled by the engines from their stores (RemoteIndex).
         """
         with self._lock:
             out: list[tuple[str, ServiceClient[Any]]] = [("extraction", r) for r in self.extractors]
-            out += [("adjudication", self.adjudicator), ("investigator", self.investigator)]
+            out += [("adjudication", self.adjudicator), ("investigator", self.investigator), ("index", self.index)]
             out += [("log", r) for r in self._logs.values()]
             out += [("engine", r) for r in self._engines.values()]
             return out

@@ -50,11 +50,17 @@ class Ref(Generic[S]):
         """Call ``method`` and wait for its result; if the actor died, call again once Ray has
         restarted it. Safe because every state-changing method is idempotent on its keys
         (request ids, unit hashes, job ids and receipts) or checks the job's state first."""
+        return self.call_in(None, method, *args, **kwargs)
+
+    def call_in(self, group: str | None, method: Callable[Concatenate[S, P], R], *args: P.args,
+                **kwargs: P.kwargs) -> R:
+        """:meth:`call` in one of the actor's concurrency groups (its own thread and queue on Ray;
+        in process, where one lock serves every call, the group changes nothing)."""
         deadline = time.monotonic() + self.RESTART_WAIT_S
         pause = 0.05
         while True:
             try:
-                return self.result(self.submit(method, *args, **kwargs))
+                return self.result(self.submit_in(group, method, *args, **kwargs))
             except ActorDied:
                 if not self.remote or time.monotonic() + pause > deadline:
                     raise
@@ -63,6 +69,11 @@ class Ref(Generic[S]):
 
     def submit(self, method: Callable[Concatenate[S, P], R], *args: P.args, **kwargs: P.kwargs) -> Pending[R]:
         """Start a call of ``method``; :meth:`result` waits for it."""
+        return self.submit_in(None, method, *args, **kwargs)
+
+    def submit_in(self, group: str | None, method: Callable[Concatenate[S, P], R], *args: P.args,
+                  **kwargs: P.kwargs) -> Pending[R]:
+        """:meth:`submit` in a concurrency group of the actor (``None``: its default group)."""
         name = method.__name__
         if not self.remote:
             try:
@@ -71,7 +82,10 @@ class Ref(Generic[S]):
                     return Pending(value=getattr(self.target, name)(*args, **kwargs), local=True)
             except Exception as exc:  # delivered by result(), like a Ray future
                 return Pending(error=exc, local=True)
-        return Pending(getattr(self.target, name).remote(*args, **kwargs))
+        bound = getattr(self.target, name)
+        if group is not None:
+            bound = bound.options(concurrency_group=group)
+        return Pending(bound.remote(*args, **kwargs))
 
     @staticmethod
     def result(pending: Pending[R], timeout_s: float | None = None) -> R:

@@ -7,6 +7,7 @@ handlers, and every router of ``bridge.routes.ROUTERS`` (one per resource), over
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from actors.pipeline import Pipeline
 from bridge import wire
+from bridge.admission import Gate, ObserveBatcher
 from bridge.api_docs import install_api_docs
 from bridge.auth import Tokens
 from bridge.inspector import RecentRecalls, mount_inspector
@@ -25,6 +27,7 @@ from bridge.routes import ROUTERS
 from bridge.routes.context import Bridge
 from bridge.version import __version__
 from engine import errors as E
+from engine.models import TurnIn
 
 VERSION = __version__
 MAX_BODY_BYTES = 1_048_576
@@ -56,7 +59,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (404, "unknown route, memory or unit"), (405, "method not allowed"),
         (409, "request id reused with other content"), (413, "request body too large"),
         (415, "request body is not JSON"), (422, "request does not validate"), (429, "rate or budget exceeded"),
-        (500, "internal error"), (503, "a store, model or actor is unavailable"),
+        (500, "internal error"),
+        (503, "a store, model or actor is unavailable, or the sidecar is busy (code overloaded, with Retry-After)"),
     )
 }
 
@@ -65,8 +69,21 @@ def status_of(exc: E.DynmemError) -> int:
     return next((code for cls, code in STATUS if isinstance(exc, cls)), 500)
 
 
-def _err(status: int, message: str, code: str) -> JSONResponse:
-    return JSONResponse({"error": message, "code": code}, status_code=status)
+def _err(status: int, message: str, code: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message, "code": code}, status_code=status, headers=headers)
+
+
+# Admission control (bridge/admission.py): (calls in flight, callers waiting, longest wait in s)
+# per route. Recalls: a project's engine answers one at a time, so more calls in flight would
+# only queue inside Ray. Observes are written together (group commit), so a few in flight fill a
+# batch. A caller that gets no slot in time is answered 503 ``overloaded`` with Retry-After and
+# nothing was done (the opencode plugin keeps the turn in its outbox and sends it again).
+ADMISSION: dict[str, tuple[int, int, float]] = {
+    "/v1/recall": (4, 8, 0.15),
+    "/v1/observe": (8, 16, 0.1),
+}
+#: Observes waiting to be written; past this many, 503 ``overloaded``.
+OBSERVE_MAX_PENDING = 2048
 
 
 def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None] = lambda p: None) -> FastAPI:
@@ -74,11 +91,15 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     tokens = Tokens(data_dir)
     allow_agent_review = pipe.rt.settings.review.allow_agent
     recent = RecentRecalls()  # what /v1/recall served lately, for the inspector's memory pages
+    gates = {path: Gate(path, *bounds) for path, bounds in ADMISSION.items()}
+    observer: ObserveBatcher[TurnIn, Any] = ObserveBatcher(lambda turns: pipe.observe(turns),
+                                                           max_pending=OBSERVE_MAX_PENDING)
     app = FastAPI(title="dynamics-memory", version=VERSION,
                   description="Long-term project memory for coding agents. Every route but /v1/health needs a bearer token.",
                   responses=ERROR_RESPONSES, docs_url=None, redoc_url=None)
     install_api_docs(app)  # /docs from a registry package (offline), bearer schemes in /openapi.json
-    app.state.bridge = Bridge(pipe=pipe, data_dir=Path(data_dir), tokens=tokens, recent=recent, on_observe=on_observe)
+    app.state.bridge = Bridge(pipe=pipe, data_dir=Path(data_dir), tokens=tokens, recent=recent, on_observe=on_observe,
+                              observer=observer)
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -101,11 +122,25 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
                     tokens.check_api(request.headers.get("authorization"))
             except E.DynmemError as exc:
                 return _err(status_of(exc), exc.message, exc.code)
-        return await call_next(request)
+        gate = gates.get(path) if request.method == "POST" else None
+        if gate is None:
+            return await call_next(request)
+        t0 = time.perf_counter()
+        try:
+            async with gate.admit():
+                t1 = time.perf_counter()
+                response = await call_next(request)
+        except E.Overloaded as exc:  # refused before anything was done
+            return _err(status_of(exc), exc.message, exc.code, {"Retry-After": str(exc.retry_after_s)})
+        # Server-Timing (W3C): time waiting for admission and time serving, as the sidecar saw them
+        response.headers["Server-Timing"] = (f"admit;dur={(t1 - t0) * 1000:.1f}, "
+                                             f"serve;dur={(time.perf_counter() - t1) * 1000:.1f}")
+        return response
 
     @app.exception_handler(E.DynmemError)
     async def dynmem_error(request: Request, exc: E.DynmemError) -> JSONResponse:
-        return _err(status_of(exc), exc.message, exc.code)
+        retry = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, E.Overloaded) else None
+        return _err(status_of(exc), exc.message, exc.code, retry)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -127,5 +162,9 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
 
     for router in ROUTERS:  # one per resource (bridge/routes/): the one place to add an endpoint
         app.include_router(router)
+    # The sidecar's worker yields to these; its stop writes the observes still waiting.
+    app.state.foreground_busy = lambda: observer.busy or any(g.busy for g in gates.values())
+    app.state.gates = gates
+    app.state.observer = observer
     mount_inspector(app, pipe, tokens, recent)
     return app

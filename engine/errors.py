@@ -28,7 +28,8 @@ escape ``actors/``.
     │   ├── ModelUnavailable    circuit open, endpoint down
     │   └── ModelBadReply       reply that does not validate
     ├── ServiceUnavailable      an actor is down or not started (503)
-    │   └── ActorDied           an actor died during the call (it is restarted; retry)
+    │   ├── ActorDied           an actor died during the call (it is restarted; retry)
+    │   └── Overloaded          the sidecar has as much work as it admits; retry after Retry-After
     └── PackageConflict         another distribution shadows one of our top-level packages (bridge/packages.py)
 """
 
@@ -149,6 +150,14 @@ class ServiceUnavailable(DynmemError):
 
 class ActorDied(ServiceUnavailable):
     code = "actor_died"
+
+
+class Overloaded(ServiceUnavailable):
+    """Admission control refused the request (nothing was done); the client retries later."""
+
+    code = "overloaded"
+    #: Seconds a client should wait before trying again (the HTTP ``Retry-After`` header).
+    retry_after_s = 1
 
 
 class PackageConflict(DynmemError):

@@ -10,18 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Query, Request
 from pydantic import AfterValidator
 
 from actors.pipeline import Pipeline
 from bridge import wire
+from bridge.admission import ObserveBatcher
 from bridge.auth import Tokens
 from bridge.inspector import RecentRecalls
 from engine import errors as E
 from engine.history import parse_ts
-from engine.models import Memory, Unit
+from engine.models import Memory, TurnIn, Unit
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Bridge:
     tokens: Tokens
     recent: RecentRecalls  # what /v1/recall served lately, for the inspector's memory pages
     on_observe: Callable[[str], None]  # wakes the background worker for a project
+    observer: ObserveBatcher[TurnIn, Any]  # observes written together (group commit, bridge/admission.py)
 
 
 def bridge(request: Request) -> Bridge:

@@ -15,17 +15,19 @@ router = APIRouter(tags=["turns"])
 @router.post("/v1/observe", response_model=wire.ObserveReply)
 def observe(body: wire.ObserveBody, ctx: Ctx) -> wire.ObserveReply:
     ts_ms = ts("ts", body.ts)
-    ack = ctx.pipe.observe([TurnIn(project=body.project, session=body.session, user=body.user,
-                                   assistant=body.assistant, ts_ms=ts_ms, request_id=body.request_id)])[0]
+    turn = TurnIn(project=body.project, session=body.session, user=body.user, assistant=body.assistant,
+                  ts_ms=ts_ms, request_id=body.request_id)
+    ctx.pipe.check_turn(turn)  # a bad turn is refused here, never in a batch with others
+    ack = ctx.observer.submit(turn)  # durable once this returns (written with the observes waiting now)
     ctx.on_observe(body.project)
     return wire.ObserveReply(unit_id=ack.unit_id, turn=ack.turn, created=ack.created)
 
 
 @router.post("/v1/recall", response_model=wire.RecallReply)
 def recall(body: wire.RecallBody, ctx: Ctx) -> wire.RecallReply:
-    res = ctx.pipe.recall(RecallRequest(project=body.project, query=body.query, k=body.k,
-                                        budget_tokens=body.budget_tokens, passive=body.passive,
-                                        as_of_ms=ts("as_of", body.as_of)))
+    req = RecallRequest(project=body.project, query=body.query, k=body.k, budget_tokens=body.budget_tokens,
+                        passive=body.passive, as_of_ms=ts("as_of", body.as_of))
+    res = ctx.pipe.recall(req)
     if res.abstained and not body.passive:
         ctx.on_observe(body.project)  # an abstained live recall may have queued a repair job
     ctx.recent.add(body.project, body.query, ctx.pipe.rt.clock.now_ms(), res)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from pydantic import Field
 
 from actors.wire import RepairRecord
@@ -34,7 +34,9 @@ def jobs(project: ProjectQuery, ctx: Ctx,
 
 
 @router.post("/v1/jobs/{job_id}/retry", response_model=JobsReply)
-def retry(job_id: int, project: ProjectQuery, ctx: Ctx) -> JobsReply:
+def retry(job_id: Annotated[int, Path(ge=0, le=2**63 - 1, description="the job's id (jobs list)")],
+          project: ProjectQuery, ctx: Ctx) -> JobsReply:
+    # le: SQLite integers are 64-bit (a larger id overflowed into a 500; found by tests/bridge/test_fuzz.py)
     ctx.pipe.retry_job(project, job_id)
     counts, rows = ctx.pipe.job_list(project, None, 200)
     return JobsReply(counts=counts, jobs=rows)
