@@ -249,6 +249,10 @@ class VectorIndex:
         build = self._builds.get(scope)
         return build is not None and build.thread is not None and build.thread.is_alive()
 
+    def building_any(self) -> bool:
+        """Whether any background rebuild is still running."""
+        return any(self.building(scope) for scope in list(self._builds))
+
     def wait_for_builds(self, timeout_s: float | None = None) -> None:
         """Wait for background rebuilds to finish and swap them in."""
         for build in list(self._builds.values()):
