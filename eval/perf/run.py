@@ -281,12 +281,13 @@ def _dynmem_cmd() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "bridge.cli"]
 
 
-def _wait_until_idle(root_pid: int, name: str, timeout_s: float = 300.0) -> float:
+def _wait_until_idle(root_pid: int, name: str, poke: Any = None, timeout_s: float = 300.0) -> float:
     """Wait until the sidecar's ``name`` actor process is idle (under 0.1 s of CPU in each of two 2 s windows).
 
     A project of more than 50,000 memories opens on exact search and switches to HNSW on a thread
     of the index actor; the sidecar has no call that says when, so its CPU time is watched.
-    Returns the seconds waited.
+    ``poke`` (a recall) is called before each window: a finished build is swapped in, and a
+    follow-up build started, only when the index actor is next called. Returns the seconds waited.
     """
     import psutil
 
@@ -302,6 +303,8 @@ def _wait_until_idle(root_pid: int, name: str, timeout_s: float = 300.0) -> floa
                 continue
         if not procs:
             break
+        if poke is not None:
+            poke()
         try:
             before = sum(sum(p.cpu_times()[:2]) for p in procs)
             time.sleep(2.0)
@@ -342,7 +345,8 @@ def http_phase(root: Path, snap: Path, size: int, config: str | None, qs: Sequen
 
         warm, measured = list(qs[:WARMUP]), list(qs[WARMUP:])
         post("/v1/recall", {"project": PROJECT, "query": warm[0]})  # opens the project's engine
-        result["index_settle_s"] = _wait_until_idle(pid, "IndexService")
+        result["index_settle_s"] = _wait_until_idle(
+            pid, "IndexService", poke=lambda: post("/v1/recall", {"project": PROJECT, "query": warm[0], "passive": True}))
         lat = time_each(lambda q: post("/v1/recall", {"project": PROJECT, "query": q}), measured, warm)
         result.update(summarize_ms(lat))
         turns = _observe_turns(n_observe + WARMUP, "http")
