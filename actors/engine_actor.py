@@ -89,6 +89,8 @@ class EngineService:
         self._global_version = 0
         self._global = MemoryTable()
         self._global_vectors: dict[str, np.ndarray] = {}
+        if hasattr(index, "on_restart"):  # a restarted IndexActor is refilled from this store (RemoteIndex)
+            index.on_restart = self._refill_index
         self._reindex()
         _release_free_memory()  # opening a big store allocates rows and token lists once
 
@@ -113,6 +115,19 @@ class EngineService:
             keep = [i for i, mid in enumerate(ids) if mid in live]
             if keep:
                 self.index.upsert(self.scope, [ids[i] for i in keep], matrix[keep] if len(keep) < len(ids) else matrix)
+
+    def _refill_index(self) -> None:
+        """The IndexActor restarted empty: upload this scope's vectors again and, from a project's
+        engine, the global scope's too (from its snapshot), so that its recalls find them."""
+        self._reindex()
+        if self.global_engine is None:
+            return
+        self._refresh_global()
+        ids = sorted(self._global_vectors)
+        for start in range(0, len(ids), _UPSERT_CHUNK):
+            chunk = ids[start : start + _UPSERT_CHUNK]
+            self.index.upsert(GLOBAL_SCOPE, chunk, np.stack([np.asarray(self._global_vectors[i], dtype=np.float32)
+                                                             for i in chunk]))
 
     def _note_distinct(self, tensions: Sequence[Tension]) -> None:
         for t in tensions:
@@ -560,10 +575,11 @@ class EngineService:
         return len(memories)
 
     # ---- jobs on memory.sqlite (adjudicate, review, recognize) -----------------------
-    def lease_adjudications(self, n: int, lease_ms: int = 60_000) -> list[tuple[int, str, Memory, Memory]]:
-        """Lease ``adjudicate`` jobs with the two memories of each tension."""
+    def lease_adjudications(self, n: int, lease_ms: int = 60_000,
+                            token: str = "") -> list[tuple[int, str, Memory, Memory]]:
+        """Lease ``adjudicate`` jobs with the two memories of each tension (``token``: see jobs.lease)."""
         out = []
-        for job in self.store.lease_jobs(["adjudicate"], n, self.clock.now_ms(), lease_ms):
+        for job in self.store.lease_jobs(["adjudicate"], n, self.clock.now_ms(), lease_ms, token=token):
             tid = json.loads(job.payload)["tension_id"]
             t = self.table.tensions.get(tid)
             a = self.table.get(t.a_id) if t else None
@@ -574,15 +590,15 @@ class EngineService:
             out.append((job.id, tid, a, b))
         return out
 
-    def complete_job(self, job_id: int) -> None:
-        self.store.complete_job(job_id, self.clock.now_ms())
+    def complete_job(self, job_id: int, token: str = "") -> None:
+        self.store.complete_job(job_id, self.clock.now_ms(), token)
 
-    def fail_job(self, job_id: int, error: str) -> None:
-        self.store.fail_job(job_id, error, self.clock.now_ms())
+    def fail_job(self, job_id: int, error: str, token: str = "") -> None:
+        self.store.fail_job(job_id, error, self.clock.now_ms(), token=token)
 
-    def defer_job(self, job_id: int, until_ms: int, error: str) -> None:
+    def defer_job(self, job_id: int, until_ms: int, error: str, token: str = "") -> None:
         """Give a leased job back until ``until_ms`` without counting the attempt (endpoint down)."""
-        self.store.defer_job(job_id, until_ms, error, self.clock.now_ms())
+        self.store.defer_job(job_id, until_ms, error, self.clock.now_ms(), token)
 
     def job_counts(self) -> dict[str, dict[str, int]]:
         return self.store.job_counts()

@@ -41,7 +41,7 @@ from engine.grounding import Grounding, check_proposal
 from engine.keys import normalize_text
 from engine.models import Candidate, Frozen, Kind, Origin, Unit
 from engine.settings import ModelSettings
-from engine.signals import key_terms, shared_terms
+from engine.miss_signals import key_terms, shared_terms
 from engine.utterance import asks, unwrap
 
 __all__ = [
@@ -276,6 +276,12 @@ class InvestigatorService:
 
     def ping(self) -> str:
         return self.client.name
+
+    def purge_cache(self, texts: Sequence[str]) -> int:
+        """Erase purged texts from this worker's reply cache, on the node it runs on (forget --purge)."""
+        from actors.llm.response_cache import purge_client_cache
+
+        return purge_client_cache(self.client, texts)
 
     def investigate(
         self,

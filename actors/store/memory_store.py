@@ -26,7 +26,7 @@ from typing import Any, TypeVar, get_origin
 
 import numpy as np
 
-from actors.store.jobs import JOBS_MIGRATION, JobsFile, enqueue
+from actors.store.jobs import JOBS_MIGRATION, LEASE_TOKEN_MIGRATION, JobsFile, enqueue
 from actors.store.migrations import Migration, translate_errors
 from engine.effects import Effects
 from engine.errors import Conflict, DataDirError, InvalidInput, NotFound, StoreError
@@ -244,7 +244,7 @@ def _vector_blob(memory_id: str, vector: np.ndarray) -> tuple[int, bytes]:
 class MemoryStore(JobsFile):
     """Owner of ``memory.sqlite``; every change arrives as one :class:`Effects`."""
 
-    MIGRATIONS = (_SCHEMA, JOBS_MIGRATION)
+    MIGRATIONS = (_SCHEMA, JOBS_MIGRATION, LEASE_TOKEN_MIGRATION)
 
     def apply(
         self,
