@@ -250,6 +250,9 @@ class IndexClient(ServiceClient[IndexService]):
     def size(self, scope: str | None = None) -> int:
         return self.ref.call(IndexService.size, scope)
 
+    def wait_for_builds(self, timeout_s: float | None = None) -> bool:
+        return self.ref.call(IndexService.wait_for_builds, timeout_s)
+
 
 class ExtractionClient(ServiceClient[ExtractionService]):
     """One worker of the extraction pool."""

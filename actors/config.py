@@ -58,10 +58,8 @@ PROCESS_DEFAULTS: dict[str, str] = {
 
 
 def env(name: str, environ: Mapping[str, str] | None = None) -> str:
-    """The value of the documented environment variable ``name`` ('' when unset or empty).
-
-    Documented: :data:`ENVIRONMENT`, and the fixed settings overrides (``DYNMEM_EMBEDDER``, ...),
-    which :func:`load_settings` reads itself; a report may quote them.
+    """The value of the documented environment variable ``name`` ('' when unset or empty): one of
+    :data:`ENVIRONMENT` or a fixed settings override (``DYNMEM_EMBEDDER``...), read as text.
 
     Raises:
         KeyError: ``name`` is not listed in :data:`ENVIRONMENT` (document it there first).

@@ -18,6 +18,8 @@ ALLOWED = {
     "eval/perf/throughput.py",
     # Records the BLAS thread variables of the machine in a report's machine facts.
     "eval/perf/measure.py",
+    # Runs each ONNX variant in a child process with its thread count in the environment, read back there.
+    "eval/perf/onnx_embed.py",
 }
 
 
