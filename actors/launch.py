@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from actors.clock import Clock
+from actors.config import env, set_process_defaults
 from actors.engine_actor import EngineService, _slug
 from actors.extraction_actor import ExtractionService
 from actors.index_actor import IndexService
@@ -30,9 +31,7 @@ from engine.errors import ActorDied, DynmemError, InvalidInput, ServiceUnavailab
 from engine.models import Memory
 from engine.settings import Settings
 
-# Quiet, local-only Ray defaults (FACTS.md: usage stats off, no auth token file).
-os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+set_process_defaults("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")  # quiet, local-only Ray (FACTS.md)
 
 
 class Ref:
@@ -197,7 +196,7 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
 
     if ray.is_initialized():
         return
-    address = address or os.environ.get("RAY_ADDRESS") or None
+    address = address or env("RAY_ADDRESS") or None
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR"}
     if address:
         if not reachable(address):

@@ -10,7 +10,7 @@ from actors.clock import Clock
 from actors.store.log_store import LogStore
 from engine.errors import Conflict
 from engine.models import Job, TurnIn, Unit
-from engine.signals import is_correction
+from engine.miss_signals import is_correction
 
 
 class LogService:

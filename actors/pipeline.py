@@ -21,7 +21,7 @@ from engine.gate import stored_id
 from engine.limits import check_turn_size, check_turn_time
 from engine.models import Job, Memory, Origin, Sensitivity, TurnIn, Unit
 from engine.scopes import project_scope
-from engine.signals import is_memory_question
+from engine.miss_signals import is_memory_question
 
 
 class ObserveAck(BaseModel):

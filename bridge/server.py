@@ -43,10 +43,11 @@ def runtime_dir(environ: dict[str, str] | None = None) -> Path:
     user serves every opencode, even when ``DYNMEM_HOME`` differs between environments.
     Tests point it at a temporary folder so that parallel runs never see each other.
     """
-    env = os.environ if environ is None else environ
-    if env.get("DYNMEM_STATE_DIR"):
-        return Path(env["DYNMEM_STATE_DIR"]).expanduser()
-    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    from actors.config import env
+
+    if env("DYNMEM_STATE_DIR", environ):
+        return Path(env("DYNMEM_STATE_DIR", environ)).expanduser()
+    base = env("XDG_STATE_HOME", environ) or str(Path.home() / ".local" / "state")
     return Path(base) / "dynmem"
 
 
