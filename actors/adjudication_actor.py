@@ -37,6 +37,12 @@ class AdjudicationService:
     def ping(self) -> str:
         return self.client.name
 
+    def purge_cache(self, texts: Sequence[str]) -> int:
+        """Erase purged texts from this worker's reply cache, on the node it runs on (forget --purge)."""
+        from actors.llm.response_cache import purge_client_cache
+
+        return purge_client_cache(self.client, texts)
+
     def probe(self) -> str:
         """Check the endpoint from inside the actor, as the pipeline uses it (``dynmem doctor``)."""
         check = getattr(self.client, "check", None)

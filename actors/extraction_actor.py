@@ -48,6 +48,12 @@ class ExtractionService:
     def ping(self) -> str:
         return self.client.name
 
+    def purge_cache(self, texts: Sequence[str]) -> int:
+        """Erase purged texts from this worker's reply cache, on the node it runs on (forget --purge)."""
+        from actors.llm.response_cache import purge_client_cache
+
+        return purge_client_cache(self.client, texts)
+
     def extract(self, units: Sequence[Unit], scope: str) -> Extracted:
         """Candidates of the units, each grounded in the units it cites (DESIGN §5), whatever the client.
 

@@ -51,11 +51,16 @@ class Ref:
         """Call ``method`` and wait for its result; if the actor died, call again once Ray has
         restarted it. Safe because every state-changing method is idempotent on its keys
         (request ids, unit hashes, job ids and receipts) or checks the job's state first."""
+        return self.call_in(None, method, *args, **kwargs)
+
+    def call_in(self, group: str | None, method: str, *args: Any, **kwargs: Any) -> Any:
+        """:meth:`call` in one of the actor's concurrency groups (its own thread and queue on Ray;
+        in process, where one lock serves every call, the group changes nothing)."""
         deadline = time.monotonic() + self.RESTART_WAIT_S
         pause = 0.05
         while True:
             try:
-                return self.result(self.submit(method, *args, **kwargs))
+                return self.result(self.submit_in(group, method, *args, **kwargs))
             except ActorDied:
                 if not self.remote or time.monotonic() + pause > deadline:
                     raise
@@ -63,6 +68,9 @@ class Ref:
                 pause = min(pause * 2, 1.0)
 
     def submit(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return self.submit_in(None, method, *args, **kwargs)
+
+    def submit_in(self, group: str | None, method: str, *args: Any, **kwargs: Any) -> Any:
         if not self.remote:
             try:
                 assert self._lock is not None
@@ -70,7 +78,10 @@ class Ref:
                     return ("value", getattr(self.target, method)(*args, **kwargs))
             except Exception as exc:  # delivered by result(), like a Ray future
                 return ("error", exc)
-        return getattr(self.target, method).remote(*args, **kwargs)
+        bound = getattr(self.target, method)
+        if group is not None:
+            bound = bound.options(concurrency_group=group)
+        return bound.remote(*args, **kwargs)
 
     @staticmethod
     def result(pending: Any, timeout_s: float | None = None) -> Any:
@@ -93,6 +104,12 @@ class Ref:
             raise ActorDied("a worker of the memory pipeline stopped and is being restarted; try again") from exc
         except GetTimeoutError as exc:
             raise ServiceUnavailable("an actor did not answer in time") from exc
+
+
+#: Concurrency groups of the IndexActor: a recall's query embedding has its own thread and
+#: queue, never behind a replay's bulk batch (issue 12); FAISS reads and writes stay in the
+#: default group, one at a time. The embedders only read their weights once loaded.
+INDEX_GROUPS = {"query": 1, "bulk": 1}
 
 
 class RemoteIndex:
@@ -121,7 +138,7 @@ class RemoteIndex:
             self.on_restart()
 
     def embed(self, texts: list[str], local_only: list[bool] | None = None) -> np.ndarray:
-        return self.ref.call("embed", texts, local_only)  # type: ignore[no-any-return]
+        return self.ref.call_in("bulk", "embed", texts, local_only)  # type: ignore[no-any-return]
 
     def upsert(self, scope: str, ids: list[str], vectors: np.ndarray) -> None:
         self._fresh()
@@ -137,7 +154,9 @@ class RemoteIndex:
 
     def embed_search(self, text: str, scopes: list[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
         self._fresh()
-        return self.ref.call("embed_search", text, scopes, k)  # type: ignore[no-any-return]
+        # Two calls on Ray (about 1 ms more) so that the query never waits for a bulk batch.
+        vec = self.ref.call_in("query", "embed_query", text)
+        return vec, self.ref.call("search", vec, scopes, k)
 
 
 class RemoteGlobal:
@@ -206,6 +225,28 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
         ray.init(num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **quiet)
 
 
+def pool_size(backlog: int, lo: int, hi: int, per_worker: int) -> int:
+    """Workers for ``backlog`` jobs when each keeps ``per_worker`` requests in flight, within [lo, hi]."""
+    need = -(-max(0, backlog) // max(1, per_worker))
+    return max(lo, min(hi, need))
+
+
+_LOCATED: dict[type, type] = {}
+
+
+def _located(cls: type) -> type:
+    """``cls`` with a ``node_id()`` method: where its actor runs, so that tests and ``dynmem
+    doctor`` assert placement rather than assume it (the plain class stays untouched)."""
+    if cls not in _LOCATED:
+        def node_id(self: Any) -> str:
+            import ray
+
+            return str(ray.get_runtime_context().get_node_id())
+
+        _LOCATED[cls] = type(cls.__name__, (cls,), {"node_id": node_id})
+    return _LOCATED[cls]
+
+
 class Runtime:
     """The actor graph of one data directory: one IndexActor, an extraction pool, an
     adjudicator, a global engine, and a LogActor + EngineActor per project (created on use)."""
@@ -246,23 +287,94 @@ class Runtime:
         from actors.adjudication_actor import AdjudicationService
         from actors.investigator_actor import InvestigatorService
 
-        self.index = self._spawn(IndexService, settings.embedder, settings.model)
-        self.extractors = [self._service(ExtractionService)
-                           for _ in range(max(1, settings.runtime.extraction_workers))]
+        self.data_node = self._data_node() if self.use_ray else ""
+        self.index = self._spawn(IndexService, settings.embedder, settings.model, groups=INDEX_GROUPS)
+        self.extractors: list[Ref] = []
+        self._grow_extractors(self.pool_bounds()[0])
         self.adjudicator = self._service(AdjudicationService)
         self.investigator = self._service(InvestigatorService)
         self.global_engine = self._spawn(EngineService, None, self.data_dir, settings, self._index_port(), self.clock)
 
-    def _service(self, cls: Any) -> Ref:
+    # ---- placement (issue 12) ----------------------------------------------------------
+    def _data_node(self) -> str:
+        """The Ray node that holds the data directory: ``[runtime] data_node``, else this process's node."""
+        import ray
+
+        wanted = self.settings.runtime.data_node.strip()
+        if not wanted:
+            return str(ray.get_runtime_context().get_node_id())
+        alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}  # type: ignore[no-untyped-call]
+        if wanted not in alive:
+            raise InvalidInput(f"[runtime] data_node {wanted!r} is not a live node of this Ray cluster "
+                               f"({len(alive)} live nodes; `ray status` lists them)")
+        return wanted
+
+    def _placement(self, stateless: bool) -> dict[str, Any]:
+        """Where an actor runs: an actor that owns files (a log, an engine, the index its engines fill)
+        is pinned to the data node, never elsewhere (soft=False: if that node is gone it waits,
+        rather than open empty stores on another disk); stateless model work is spread."""
+        if stateless:
+            return {"scheduling_strategy": "SPREAD"}
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        return {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=self.data_node, soft=False)}
+
+    def placement_of(self, ref: Ref) -> str:
+        """The node id an actor runs on (asked of the actor itself; "" in process)."""
+        if not ref.remote:
+            return ""
+        return str(ref.call("node_id"))
+
+    # ---- the elastic extraction pool ----------------------------------------------------
+    def pool_bounds(self) -> tuple[int, int, int]:
+        """(min workers, max workers, requests each worker keeps in flight).
+
+        The pool is elastic for a model endpoint, whose requests wait on the network; the offline
+        ``rules`` client is CPU-bound, so more workers than ``extraction_workers`` would only
+        compete for the same cores: its pool stays at that size."""
+        rt = self.settings.runtime
+        lo = max(1, rt.extraction_workers)
+        if self.settings.model.client != "openai":
+            return lo, lo, 1
+        return lo, max(lo, rt.extraction_workers_max), self.settings.model.max_concurrency
+
+    def scale_extractors(self, backlog: int) -> int:
+        """Size the extraction pool for ``backlog`` jobs: enough workers that every job of the backlog
+        has a request slot (each worker serves ``[model] max_concurrency`` requests at once), within
+        [min, max]; back to the minimum when there is no backlog. Call between batches (a retired
+        worker must have no call in flight). Returns the pool size."""
+        lo, hi, per_worker = self.pool_bounds()
+        want = pool_size(backlog, lo, hi, per_worker)
+        with self._lock:
+            if want > len(self.extractors):
+                self._grow_extractors(want)
+            elif backlog == 0 and len(self.extractors) > lo:
+                for ref in self.extractors[lo:]:
+                    if self.use_ray:
+                        import ray
+
+                        ray.kill(ref.target, no_restart=True)
+                        self._actors = [h for h in self._actors if h is not ref.target]
+                del self.extractors[lo:]
+            return len(self.extractors)
+
+    def _grow_extractors(self, n: int) -> None:
+        while len(self.extractors) < n:
+            self.extractors.append(self._service(ExtractionService, concurrency=self.pool_bounds()[2],
+                                                 num_cpus=self.settings.runtime.extraction_num_cpus))
+
+    def _service(self, cls: Any, concurrency: int = 1, num_cpus: float = 0.0) -> Ref:
         """A model-client service: built from ``[model]`` inside its actor (or over a test's client)."""
         if self._client_factory is not None:
             return Ref(cls.with_client(self._client_factory()), remote=False)
-        return self._spawn(cls, self.settings.model, self.data_dir)
+        return self._spawn(cls, self.settings.model, self.data_dir, stateless=True, concurrency=concurrency,
+                           num_cpus=num_cpus)
 
     def _index_port(self) -> Any:
         return RemoteIndex(self.index) if self.use_ray else self.index.target
 
-    def _spawn(self, cls: type, *args: Any) -> Ref:
+    def _spawn(self, cls: type, *args: Any, stateless: bool = False, concurrency: int = 1, num_cpus: float = 0.0,
+               groups: dict[str, int] | None = None) -> Ref:
         self.spawned.append((cls, args))
         if not self.use_ray:
             return Ref(cls(*args), remote=False)
@@ -273,12 +385,16 @@ class Runtime:
 
         # I/O-bound actors ask for no CPU so that none waits for a slot on a 2-core machine.
         # Supervision: a dead actor is restarted by Ray with the same arguments, which rebuilds
-        # it from its stores (Log/Engine: SQLite rows; extraction, judging, repair: stateless).
+        # it from its stores (Log/Engine: SQLite rows; extraction, judging, repair: stateless),
+        # on the same node for an actor that owns files (its placement is part of its options).
         # Calls are not retried by Ray (max_task_retries 0): the caller decides, because a
         # retried append or ingest must go through the idempotency keys (pipeline.pump).
+        # Concurrency groups are an actor class option (Ray refuses them in .options()).
         # Any: Ray's ActorHandle typing cannot follow a class chosen at run time
-        handle: Any = ray.remote(cls).options(num_cpus=0, max_concurrency=1, max_restarts=-1,
-                                              max_task_retries=0).remote(*args)
+        actor_cls: Any = (ray.remote(concurrency_groups=groups)(_located(cls))  # type: ignore[call-overload]
+                          if groups else ray.remote(_located(cls)))
+        handle: Any = actor_cls.options(num_cpus=num_cpus, max_concurrency=concurrency, max_restarts=-1,
+                                        max_task_retries=0, **self._placement(stateless)).remote(*args)
         self._actors.append(handle)
         return Ref(handle, remote=True)
 
@@ -323,6 +439,8 @@ class Runtime:
             idle = [p for p, seen in self._last_used.items() if now - seen >= limit_ms and not self._has_live_jobs(p)]
             for project in idle:
                 self._release(project)
+            if not self._last_used:  # nothing live: the extraction pool goes back to its minimum
+                self.scale_extractors(0)
             return idle
 
     def _has_live_jobs(self, project: str) -> bool:

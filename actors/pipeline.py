@@ -95,6 +95,8 @@ class Pipeline:
         jobs = log.call("lease", ["extract"], batch or self.batch_jobs, self._lease_ms(), token)
         if not jobs:
             return 0, 0
+        # The elastic pool follows the backlog: this batch plus what is still pending.
+        self.rt.scale_extractors(len(jobs) + self._pending_extracts(log))
         try:
             return self._pump_jobs(project, log, engine, jobs, outcomes, token)
         except ActorDied:
@@ -112,6 +114,11 @@ class Pipeline:
         import uuid
 
         return f"{self.rt.run_id}:{uuid.uuid4().hex[:12]}"
+
+    @staticmethod
+    def _pending_extracts(log: Ref) -> int:
+        counts: dict[str, dict[str, int]] = log.call("job_counts")
+        return int(counts.get("extract", {}).get("pending", 0))
 
     def _pump_jobs(self, project: str, log: Ref, engine: Ref, jobs: list[Any],
                    outcomes: dict[str, int] | None, token: str = "") -> tuple[int, int]:
@@ -306,7 +313,14 @@ class Pipeline:
             cache = Path(self.rt.settings.model.cache_dir) if self.rt.settings.model.cache_dir else self.rt.data_dir / "cache"
             for text in res.erase_from_caches:
                 purge_matching(cache, text)
+            if res.erase_from_caches:
+                self._purge_worker_caches(list(res.erase_from_caches))
         return res.model_copy(update={"erase_from_caches": ()})
+
+    def _purge_worker_caches(self, texts: list[str]) -> int:
+        """Each model worker erases ``texts`` from its own reply cache, on whichever node it runs."""
+        workers = [*self.rt.extractors, self.rt.adjudicator, self.rt.investigator]
+        return sum(int(Ref.result(p)) for p in [w.submit("purge_cache", texts) for w in workers])
 
     # ---- the global scope (the user's memories, shared by every project) ------------------------
     def global_memories(self, state: str | None = None) -> list[Memory]:

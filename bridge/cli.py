@@ -64,12 +64,26 @@ def _session(args: argparse.Namespace, use_ray: bool) -> Iterator[Any]:
         remote.wait_drain = args.func in (cmd_replay, cmd_demo)  # these report what the whole pipeline made
         yield remote
         return
+    from engine.errors import StoreLocked
+
     started_ray = False
     if use_ray:
         import ray
 
         started_ray = not ray.is_initialized()
-    rt = Runtime(folder, settings, use_ray=use_ray, address=getattr(args, "address", None))
+    try:
+        rt = Runtime(folder, settings, use_ray=use_ray, address=getattr(args, "address", None))
+    except StoreLocked as exc:
+        if started_ray:
+            import ray
+
+            ray.shutdown()
+        if not _read_only(args):
+            raise
+        # Reads stay possible while another process writes: they read a consistent snapshot.
+        with _snapshot_session(folder, settings, str(exc)) as pipe:
+            yield pipe
+        return
     try:
         yield Pipeline(rt)
     finally:
@@ -78,6 +92,35 @@ def _session(args: argparse.Namespace, use_ray: bool) -> Iterator[Any]:
             import ray
 
             ray.shutdown()
+
+
+def _read_only(args: argparse.Namespace) -> bool:
+    """Whether the command only reads (so it may read a snapshot while another process writes)."""
+    func, action = args.func, getattr(args, "action", None)
+    return ((func is cmd_recall and not args.live) or (func is cmd_memories and action in ("list", "show", "why"))
+            or func in (cmd_export, cmd_repairs) or (func is cmd_jobs and action == "list")
+            or (func is cmd_review and action == "list"))
+
+
+@contextmanager
+def _snapshot_session(folder: Path, settings: Any, holder: str) -> Iterator[Any]:
+    """A pipeline over a consistent copy of the stores (SQLite's online backup), in process, thrown
+    away afterwards: whatever the read touches (a recall's bookkeeping) never reaches the writer's files."""
+    import tempfile
+
+    from actors.launch import Runtime
+    from actors.pipeline import Pipeline
+    from actors.store.backup import backup_data_dir
+
+    print(f"note[store_locked]: {holder}; this read uses a snapshot taken now", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="dynmem-read-") as tmp:
+        copy = Path(tmp) / "data"
+        backup_data_dir(folder, copy)
+        rt = Runtime(copy, settings, use_ray=False)
+        try:
+            yield Pipeline(rt)
+        finally:
+            rt.shutdown()
 
 
 def _recall_doc(res: Any) -> dict[str, Any]:

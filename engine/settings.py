@@ -172,7 +172,17 @@ class RepairSettings(_Section):
 class RuntimeSettings(_Section):
     """The actor graph and the sidecar."""
 
-    extraction_workers: int = setting(2, "extraction actors in the pool", "one per core of a 2-core machine")
+    extraction_workers: int = setting(2, "extraction actors in the pool at least (the elastic pool's minimum)",
+                                      "one per core of a 2-core machine", ge=1)
+    extraction_workers_max: int = setting(8, "extraction actors at most; the pool grows from the job backlog",
+                                          "a model endpoint answers in 0.3-3 s, so throughput is bound by requests "
+                                          "in flight, not by cores", ge=1)
+    extraction_num_cpus: float = setting(0.0, "CPUs each extraction worker asks of Ray",
+                                         "0 on a laptop; > 0 on an autoscaling cluster, so that workers the cluster "
+                                         "cannot place yet are resource demand the autoscaler sees", ge=0)
+    data_node: str = setting("", "Ray node id that holds the data directory (actors owning files are pinned there); "
+                             "empty: the node of the process that opens the data directory",
+                             "SQLite files must be written on the node whose disk holds them")
     ray_address: str = setting("", "Ray cluster to join; empty: an embedded local Ray (RAY_ADDRESS also works)",
                                "a single machine needs no cluster")
     lease_s: float = setting(60.0, "seconds after which a leased job not finished (its worker died) is picked up again",

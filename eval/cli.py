@@ -112,4 +112,7 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
                    help="length of the repeated example history replayed on Ray (0: only the 178-turn example)")
     s.add_argument("--parts", default="inprocess,http,ray,replay",
                    help="comma-separated subset of inprocess,http,ray,replay")
+    s.add_argument("--stores", help="keep the built stores in this folder and reuse them in later runs (building "
+                   "100,000 memories embeds 100k sentences); a store is reused only if it was built from the same "
+                   "synthetic memories by the same embedder")
     s.set_defaults(func=_dispatch("eval.perf.run"))

@@ -216,3 +216,13 @@ def _drop_legacy_files(folder: Path, needle: str | None = None) -> int:
         except OSError:
             continue
     return removed
+
+
+def purge_client_cache(client: object, texts: Sequence[str]) -> int:
+    """Delete the replies containing any of ``texts`` from the cache of ``client`` (if it keeps
+    one); each model service answers this on its own node, where its cache lives (issue 12)."""
+    cache = getattr(client, "cache", None)
+    if not isinstance(cache, ResponseCache):
+        return 0
+    return sum(cache.purge_matching(t) for t in texts)
+

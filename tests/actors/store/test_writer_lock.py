@@ -76,3 +76,67 @@ def test_a_forget_is_seen_by_the_next_writer_and_never_undone_behind_its_back(tm
         assert "8080" not in pb.recall(query).context
     finally:
         b.shutdown()
+
+
+# A long-running writer (a replay in another terminal, without a sidecar): it stores the port,
+# keeps its stores open, and writes again when told to (a line on stdin), from its own tables.
+WRITER = """
+import sys
+from pathlib import Path
+from actors.config import load_settings
+from actors.launch import Runtime
+from actors.pipeline import Pipeline
+from actors.wire import RememberRequest
+rt = Runtime(Path(sys.argv[1]), load_settings(), use_ray=False)
+pipe = Pipeline(rt)
+print(pipe.remember(RememberRequest(project="p", text="The API runs on port 8080.")).memory_ids[0], flush=True)
+sys.stdin.readline()
+pipe.remember(RememberRequest(project="p", text="The API runs on port 8080."))  # what A relearns from its tables
+rt.shutdown()
+print("done", flush=True)
+"""
+
+
+def test_the_cli_second_writer_is_refused_reads_use_a_snapshot_and_a_forget_stays_forgotten(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's scenario: a long writer A, a `dynmem forget` B in another terminal. B used to
+    retract the memory behind A's back, and A then logged it again from its cached table."""
+    import json
+
+    from bridge.cli import main
+
+    monkeypatch.setenv("DYNMEM_EMBEDDER", "hash")
+    data = tmp_path / "data"
+    a = subprocess.Popen([sys.executable, "-c", WRITER, str(data)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True, env={**__import__("os").environ, "DYNMEM_EMBEDDER": "hash"})
+
+    def cli(*argv: str) -> tuple[int, dict[str, object]]:
+        capsys.readouterr()
+        rc = main([*argv, "--data-dir", str(data), "--project", "p", "--json"])
+        return rc, json.loads(capsys.readouterr().out)
+
+    try:
+        assert a.stdout is not None and a.stdin is not None
+        mid = a.stdout.readline().strip()
+        assert mid, "the writer did not start"
+        rc, doc = cli("forget", mid)
+        assert rc == 1 and doc["code"] == "store_locked"
+        assert f"pid {a.pid}" in str(doc["error"]) and "dynmem serve" in str(doc["error"])
+        # Reads stay possible while A writes: a snapshot, and the memory is (still) there.
+        rc, doc = cli("memories", "list")
+        assert rc == 0 and [m["id"] for m in doc["memories"]] == [mid]  # type: ignore[index]
+        a.stdin.write("go\n")
+        a.stdin.flush()
+        assert a.stdout.readline().strip() == "done"
+        assert a.wait(timeout=60) == 0
+    finally:
+        if a.poll() is None:
+            a.kill()
+            a.wait()
+    # A is gone: B forgets, and nothing brings the memory back for a fresh process.
+    rc, doc = cli("forget", mid)
+    assert rc == 0 and mid in doc["retired"]  # type: ignore[operator]
+    rc, doc = cli("recall", "which port does the API run on?")
+    assert rc == 0 and "8080" not in str(doc["context"])
+    rc, doc = cli("memories", "list", "--state", "active")
+    assert rc == 0 and all("8080" not in str(m["text"]) for m in doc["memories"])  # type: ignore[union-attr]
