@@ -58,12 +58,13 @@ PROCESS_DEFAULTS: dict[str, str] = {
 
 
 def env(name: str, environ: Mapping[str, str] | None = None) -> str:
-    """The value of the documented environment variable ``name`` ('' when unset or empty).
+    """The value of the documented environment variable ``name`` ('' when unset or empty): one of
+    :data:`ENVIRONMENT` or a fixed settings override (``DYNMEM_EMBEDDER``...), read as text.
 
     Raises:
         KeyError: ``name`` is not listed in :data:`ENVIRONMENT` (document it there first).
     """
-    if name not in ENVIRONMENT:
+    if name not in ENVIRONMENT and name not in _FIXED:
         raise KeyError(f"{name} is not a documented environment variable (actors.config.ENVIRONMENT)")
     source = os.environ if environ is None else environ
     return source.get(name) or ""

@@ -718,8 +718,10 @@ def main(args: argparse.Namespace) -> int:
     except OSError:
         pass
     doc["command"] = _command(args)
-    if os.environ.get("DYNMEM_EMBEDDER"):
-        doc["command"] = f"DYNMEM_EMBEDDER={shlex.quote(os.environ['DYNMEM_EMBEDDER'])} {doc['command']}"
+    from actors.config import env
+
+    if env("DYNMEM_EMBEDDER"):
+        doc["command"] = f"DYNMEM_EMBEDDER={shlex.quote(env('DYNMEM_EMBEDDER'))} {doc['command']}"
     out = report_dir(args)
     png_name = "perf.png"
     if out is not None:
