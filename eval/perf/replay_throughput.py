@@ -87,13 +87,32 @@ def settings_for(base_url: str, in_flight: int, embedder: str) -> Any:
     return base.model_copy(update={"model": model, "runtime": runtime, "embedder": emb})
 
 
-def history(turns: int, folder: Path) -> Path:
-    from actors.replay import DEMO_HISTORY
-    from eval.perf.synth import repeated_history
+def history(turns: int, folder: Path, tag: str = "h") -> Path:
+    """``turns`` lines of the shop-api history repeated (new request ids and sessions per repetition),
+    each repetition shifted back in time so that the last one ends where the original does (a
+    turn from the future would be refused)."""
+    from datetime import datetime, timezone
 
-    path = folder / f"history-{turns}.jsonl"
-    if not path.exists():
-        repeated_history(Path(str(DEMO_HISTORY)), path, turns)
+    from actors.replay import DEMO_HISTORY
+    from engine.history import parse_ts
+
+    path = folder / f"history-{tag}-{turns}.jsonl"
+    if path.exists():
+        return path
+    rows = [json.loads(line) for line in Path(str(DEMO_HISTORY)).read_text(encoding="utf-8").splitlines() if line.strip()]
+    stamps = [parse_ts(r["ts"]) for r in rows if r.get("ts")]
+    span = max(stamps) - min(stamps) + 86_400_000
+    reps = -(-turns // len(rows))
+    out = []
+    for rep in range(reps):
+        for i, row in enumerate(rows):
+            new = {**row, "request_id": f"{tag}-{row.get('request_id') or i}-rep{rep}",
+                   "session": f"{row.get('session', 'default')}-{tag}{rep}"}
+            if row.get("ts"):
+                at = parse_ts(row["ts"]) - (reps - 1 - rep) * span
+                new["ts"] = datetime.fromtimestamp(at / 1000, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+            out.append(json.dumps(new, ensure_ascii=False))
+    path.write_text("\n".join(out[:turns]) + "\n", encoding="utf-8")
     return path
 
 
@@ -103,7 +122,7 @@ def replay_once(endpoint: FakeEndpoint, in_flight: int, turns: int, work: Path, 
     from actors.replay import replay_file
 
     settings = settings_for(endpoint.base_url, in_flight, embedder)
-    src = history(turns, work)
+    src = history(turns, work, "tp")
     before = endpoint.requests()
     rt = Runtime(work / f"data-{in_flight}-{time.time_ns()}", settings, use_ray=True)
     try:
@@ -130,30 +149,34 @@ def recall_under_replay(endpoint: FakeEndpoint, in_flight: int, turns: int, work
     from eval.perf.synth import queries
 
     settings = settings_for(endpoint.base_url, in_flight, embedder)
+    # Every recall embeds its query (no query cache), so that neither phase is served from memory.
+    settings = settings.model_copy(update={"embedder": settings.embedder.model_copy(update={"query_cache_size": 0})})
     rt = Runtime(work / f"recall-{time.time_ns()}", settings, use_ray=True)
     try:
         seed = Pipeline(rt)
-        replay_file(seed, history(178, work))  # the project exists and has memories before either phase
-        asked = queries(400, seed=5)
+        replay_file(seed, history(178, work, "seed"))  # the project exists and has memories before either phase
+        asked = queries(4000, seed=5)
+        cursor = [0]
 
         def sample(stop: threading.Event, out: list[float], limit: int) -> None:
             reader = Pipeline(rt)
-            i = 0
             while not stop.is_set() and len(out) < limit:
+                q = asked[cursor[0] % len(asked)]
+                cursor[0] += 1
                 t0 = time.perf_counter()
-                reader.recall(RecallRequest(project="shop-api", query=asked[i % len(asked)], passive=True))
+                reader.recall(RecallRequest(project="shop-api", query=q, passive=True))
                 out.append((time.perf_counter() - t0) * 1000)
-                i += 1
                 stop.wait(every_ms / 1000)
 
+        sample(threading.Event(), [], 20)  # warm-up (model loaded, connections open), not counted
         idle: list[float] = []
-        sample(threading.Event(), idle, 200)
+        sample(threading.Event(), idle, 300)
         busy: list[float] = []
         stop = threading.Event()
         t = threading.Thread(target=sample, args=(stop, busy, 10**9), daemon=True)
         t.start()
         t0 = time.perf_counter()
-        rep = replay_file(Pipeline(rt), history(turns, work))
+        rep = replay_file(Pipeline(rt), history(turns, work, "load"))
         replay_s = time.perf_counter() - t0
         stop.set()
         t.join(timeout=120)
