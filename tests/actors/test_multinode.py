@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKS = {"one_node", "placement", "three_nodes_equal_one_node", "node_removed_mid_replay", "cli_replay_joins_cluster"}
+CHECKS = {"one_node", "placement", "three_nodes_equal_one_node", "node_removed_mid_replay", "cli_replay_joins_cluster",
+          "cli_serve_joins_cluster"}
 
 
 @pytest.mark.slow
