@@ -77,7 +77,7 @@ class EngineService:
         if project is not None and not (folder / "project.json").exists():  # names the folder for `dynmem projects`
             (folder / "project.json").write_text(json.dumps({"project": project}), encoding="utf-8")
         self.store = MemoryStore(folder / "memory.sqlite")
-        self.table = MemoryTable(self.store.load_memories(), self.store.load_tensions(open_only=True))
+        self.table = MemoryTable.from_records(self.store.memory_records(), self.store.load_tensions(open_only=True))
         # Pairs judged distinct (verdict unrelated, or a person's keep_both): never suppress one by the other.
         self.distinct: set[frozenset[str]] = set()
         self._note_distinct(self.store.load_tensions(open_only=False))
@@ -87,22 +87,44 @@ class EngineService:
         self._global_version = 0
         self._global = MemoryTable()
         self._global_vectors: dict[str, np.ndarray] = {}
+        if hasattr(index, "on_restart"):  # a restarted IndexActor is refilled from this store (RemoteIndex)
+            index.on_restart = self._refill_index
         self._reindex()
 
     # ---- lifecycle -------------------------------------------------------------------
     def _reindex(self) -> None:
-        live = [m for m in self.table if m.servable and not m.purged]
-        stored = self.store.vectors([m.id for m in live]) if live else {}
-        missing = [m for m in live if m.id not in stored]
-        if missing:
-            vecs = self.index.embed([m.text for m in missing], _local_only(missing))
-            stored.update({m.id: vecs[i] for i, m in enumerate(missing)})
-        # Vectors live in memory.sqlite and in the IndexActor's FAISS index, not here: recall
-        # reads the few it needs (its candidates') from the store.
-        ids = sorted(stored)
+        # Vectors live in memory.sqlite and in the IndexActor's FAISS index, not here: they are
+        # streamed from the store to the index in id order and in chunks (bounded memory), and
+        # recall reads the few it needs (its candidates') from the store.
+        live = set(self.table.servable_ids())
+        missing = live - self.store.vector_ids()
+        if missing:  # rare (a vector was never stored): embed them and send everything in id order at once
+            stored = self.store.vectors(sorted(live - missing))
+            some = [m for mid in sorted(missing) if (m := self.table.get(mid)) is not None]
+            vecs = self.index.embed([m.text for m in some], _local_only(some))
+            stored.update({m.id: vecs[i] for i, m in enumerate(some)})
+            ids = sorted(stored)
+            for start in range(0, len(ids), _UPSERT_CHUNK):
+                chunk = ids[start : start + _UPSERT_CHUNK]
+                self.index.upsert(self.scope, chunk, np.stack([np.asarray(stored[i], dtype=np.float32) for i in chunk]))
+            return
+        for ids, matrix in self.store.vector_chunks(_UPSERT_CHUNK):
+            keep = [i for i, mid in enumerate(ids) if mid in live]
+            if keep:
+                self.index.upsert(self.scope, [ids[i] for i in keep], matrix[keep] if len(keep) < len(ids) else matrix)
+
+    def _refill_index(self) -> None:
+        """The IndexActor restarted empty: upload this scope's vectors again and, from a project's
+        engine, the global scope's too (from its snapshot), so that its recalls find them."""
+        self._reindex()
+        if self.global_engine is None:
+            return
+        self._refresh_global()
+        ids = sorted(self._global_vectors)
         for start in range(0, len(ids), _UPSERT_CHUNK):
             chunk = ids[start : start + _UPSERT_CHUNK]
-            self.index.upsert(self.scope, chunk, np.stack([np.asarray(stored[i], dtype=np.float32) for i in chunk]))
+            self.index.upsert(GLOBAL_SCOPE, chunk, np.stack([np.asarray(self._global_vectors[i], dtype=np.float32)
+                                                             for i in chunk]))
 
     def _note_distinct(self, tensions: Sequence[Tension]) -> None:
         for t in tensions:
@@ -117,7 +139,7 @@ class EngineService:
 
     # ---- the effect transaction ----------------------------------------------------------
     def _reload(self) -> None:
-        self.table = MemoryTable(self.store.load_memories(), self.store.load_tensions(open_only=True))
+        self.table = MemoryTable.from_records(self.store.memory_records(), self.store.load_tensions(open_only=True))
 
     def _commit(self, effects: Effects, new_vectors: dict[str, np.ndarray], mirrored: bool = False,
                 result: str = "") -> bool:
@@ -181,7 +203,7 @@ class EngineService:
         moved, events = rebalance(work, step, now, self.settings.dynamics)
         upkeep = Effects(memories=tuple(moved), audit=tuple(events))
         work.apply(upkeep)
-        expired = expire_due(work, now)
+        expired = expire_due(work.expiring(), now)  # only memories with a time to live can expire
         work.apply(expired)
         total = total + upkeep + expired + Effects(receipt=receipt, step=step)
         self._commit(total, new_vecs, mirrored=True, result=result)
@@ -191,7 +213,7 @@ class EngineService:
         """Read each new key as the known key of the scope that means the same (``engine.keys.resolve_key``)."""
         tau = self.settings.ingest.tau_key
         new = sorted({normalize_key(c.key) for c in cands if c.key})
-        known = sorted({m.key for m in self.table if m.key and m.scope == self.scope})
+        known = sorted(self.table.raw_keys(self.scope))
         unknown = [k for k in new if k not in set(known)]
         if tau > 1.0 or not unknown or not known:
             return cands
@@ -313,7 +335,7 @@ class EngineService:
         as_of = req.as_of_ms
         candidates = set(hits) | set(lex)
         if as_of is not None:
-            candidates |= {m.id for m in self.table if m.valid_from_ms <= as_of}
+            candidates |= self.table.valid_from_at_or_before(as_of)
         vectors = self._vectors_of(sorted(candidates))  # O(shortlist) rows, one read
         for mid in sorted(candidates):
             m = self._memory(mid)
@@ -417,8 +439,8 @@ class EngineService:
 
     def stats(self) -> Stats:
         return Stats(project=self.project or GLOBAL_SCOPE,
-                     memories_by_state=dict(Counter(m.state.value for m in self.table)),
-                     memories_by_pool=dict(Counter(m.pool.value for m in self.table if m.servable)),
+                     memories_by_state=self.table.count_by("state"),
+                     memories_by_pool=self.table.count_by("pool", servable_only=True),
                      open_tensions=len(self.table.tensions), step=self.step)
 
     # ---- forgetting and verdicts -----------------------------------------------------------
@@ -550,10 +572,11 @@ class EngineService:
         return len(memories)
 
     # ---- jobs on memory.sqlite (adjudicate, review, recognize) -----------------------
-    def lease_adjudications(self, n: int, lease_ms: int = 60_000) -> list[tuple[int, str, Memory, Memory]]:
-        """Lease ``adjudicate`` jobs with the two memories of each tension."""
+    def lease_adjudications(self, n: int, lease_ms: int = 60_000,
+                            token: str = "") -> list[tuple[int, str, Memory, Memory]]:
+        """Lease ``adjudicate`` jobs with the two memories of each tension (``token``: see jobs.lease)."""
         out = []
-        for job in self.store.lease_jobs(["adjudicate"], n, self.clock.now_ms(), lease_ms):
+        for job in self.store.lease_jobs(["adjudicate"], n, self.clock.now_ms(), lease_ms, token=token):
             tid = json.loads(job.payload)["tension_id"]
             t = self.table.tensions.get(tid)
             a = self.table.get(t.a_id) if t else None
@@ -564,15 +587,15 @@ class EngineService:
             out.append((job.id, tid, a, b))
         return out
 
-    def complete_job(self, job_id: int) -> None:
-        self.store.complete_job(job_id, self.clock.now_ms())
+    def complete_job(self, job_id: int, token: str = "") -> None:
+        self.store.complete_job(job_id, self.clock.now_ms(), token)
 
-    def fail_job(self, job_id: int, error: str) -> None:
-        self.store.fail_job(job_id, error, self.clock.now_ms())
+    def fail_job(self, job_id: int, error: str, token: str = "") -> None:
+        self.store.fail_job(job_id, error, self.clock.now_ms(), token=token)
 
-    def defer_job(self, job_id: int, until_ms: int, error: str) -> None:
+    def defer_job(self, job_id: int, until_ms: int, error: str, token: str = "") -> None:
         """Give a leased job back until ``until_ms`` without counting the attempt (endpoint down)."""
-        self.store.defer_job(job_id, until_ms, error, self.clock.now_ms())
+        self.store.defer_job(job_id, until_ms, error, self.clock.now_ms(), token)
 
     def job_counts(self) -> dict[str, dict[str, int]]:
         return self.store.job_counts()

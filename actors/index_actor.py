@@ -14,6 +14,7 @@ they are never near duplicates of each other.
 
 from __future__ import annotations
 
+import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -56,6 +57,13 @@ class IndexService:
         self.query_cache_size = settings.query_cache_size
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.query_cache_hits = 0
+        # A new value each time the actor starts: the FAISS index lives in memory, so after a
+        # restart by Ray it is empty until the engines upsert their vectors again (RemoteIndex).
+        self._generation = uuid.uuid4().hex
+
+    def generation(self) -> str:
+        """Names this start of the actor (it changes when Ray restarts it)."""
+        return self._generation
 
     def ping(self) -> str:
         return self.embedder.name if self.local is None else f"{self.embedder.name}+{self.local.name}"

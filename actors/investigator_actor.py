@@ -41,7 +41,7 @@ from engine.grounding import Grounding, check_proposal
 from engine.keys import normalize_text
 from engine.models import Candidate, Frozen, Kind, Origin, Unit
 from engine.settings import ModelSettings
-from engine.signals import key_terms, shared_terms
+from engine.miss_signals import key_terms, shared_terms
 from engine.utterance import asks, unwrap
 
 __all__ = [

@@ -11,6 +11,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from actors.clock import Clock
+from actors.config import env, set_process_defaults
 from actors.engine_actor import EngineService, _slug
 from actors.extraction_actor import ExtractionService
 from actors.index_actor import IndexService
@@ -29,9 +31,7 @@ from engine.errors import ActorDied, DynmemError, InvalidInput, ServiceUnavailab
 from engine.models import Memory
 from engine.settings import Settings
 
-# Quiet, local-only Ray defaults (FACTS.md: usage stats off, no auth token file).
-os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+set_process_defaults("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")  # quiet, local-only Ray (FACTS.md)
 
 
 class Ref:
@@ -113,24 +113,47 @@ INDEX_GROUPS = {"query": 1, "bulk": 1}
 
 
 class RemoteIndex:
-    """The IndexPort of EngineService, over a Ref to the IndexActor."""
+    """The IndexPort of EngineService, over a Ref to the IndexActor.
+
+    Supervision: the IndexActor keeps its FAISS index in memory, so when Ray restarts it the
+    index is empty. Before each call that reads or changes the index, the port compares the
+    actor's generation with the one it last saw; if the actor restarted, ``on_restart`` (the
+    engine's re-upload of its vectors from memory.sqlite) runs first, so no search ever meets
+    an index that forgot this engine's memories.
+    """
 
     def __init__(self, ref: Ref) -> None:
         self.ref = ref
+        self.on_restart: Callable[[], None] | None = None  # set by the engine that holds this port
+        self._generation: str | None = None
+
+    def _fresh(self) -> None:
+        if self.on_restart is None:
+            return
+        gen = str(self.ref.call("generation"))
+        if self._generation is None:
+            self._generation = gen
+        elif gen != self._generation:
+            self._generation = gen  # first: the re-upload's own calls must not start it again
+            self.on_restart()
 
     def embed(self, texts: list[str], local_only: list[bool] | None = None) -> np.ndarray:
         return self.ref.call_in("bulk", "embed", texts, local_only)  # type: ignore[no-any-return]
 
     def upsert(self, scope: str, ids: list[str], vectors: np.ndarray) -> None:
+        self._fresh()
         self.ref.call("upsert", scope, ids, vectors)
 
     def remove(self, ids: list[str]) -> None:
+        self._fresh()
         self.ref.call("remove", ids)
 
     def search(self, vector: np.ndarray, scopes: list[str], k: int) -> list[tuple[str, float]]:
+        self._fresh()
         return self.ref.call("search", vector, scopes, k)  # type: ignore[no-any-return]
 
     def embed_search(self, text: str, scopes: list[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
+        self._fresh()
         # Two calls on Ray (about 1 ms more) so that the query never waits for a bulk batch.
         vec = self.ref.call_in("query", "embed_query", text)
         return vec, self.ref.call("search", vec, scopes, k)
@@ -192,7 +215,7 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
 
     if ray.is_initialized():
         return
-    address = address or os.environ.get("RAY_ADDRESS") or None
+    address = address or env("RAY_ADDRESS") or None
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR"}
     if address:
         if not reachable(address):
@@ -260,6 +283,9 @@ class Runtime:
             raise InvalidInput("a client_factory works in process only; on Ray each actor builds its client "
                                "from settings")
         self._client_factory = client_factory
+        #: Names this run: lease tokens start with it, and a log store gives back the leases of
+        #: any other run (a process that is gone: the writer lock admits one run at a time).
+        self.run_id = uuid.uuid4().hex[:16]
         self._logs: dict[str, Ref] = {}
         self._engines: dict[str, Ref] = {}
         self._last_used: OrderedDict[str, int] = OrderedDict()  # project -> last use (ms), LRU first
@@ -393,7 +419,7 @@ class Runtime:
 
     def _log(self, project: str) -> Ref:
         if project not in self._logs:
-            self._logs[project] = self._spawn(LogService, self.project_dir(project), self.clock, project)
+            self._logs[project] = self._spawn(LogService, self.project_dir(project), self.clock, project, self.run_id)
         return self._logs[project]
 
     def engine(self, project: str) -> Ref:
@@ -484,12 +510,12 @@ class Runtime:
     def supervised_actors(self) -> list[tuple[str, Ref]]:
         """The actors Ray restarts from their arguments and stores, by kind (for fault injection).
 
-        The IndexActor is not listed: its FAISS index lives in memory and is filled by the
-        engines when they start, so a restarted index would be empty until they restart too.
+        A restarted IndexActor is refilled by the engines from their stores (RemoteIndex).
         """
         with self._lock:
             return ([("extraction", r) for r in self.extractors] + [("adjudication", self.adjudicator),
-                                                                     ("investigator", self.investigator)]
+                                                                     ("investigator", self.investigator),
+                                                                     ("index", self.index)]
                     + [("log", r) for r in self._logs.values()] + [("engine", r) for r in self._engines.values()])
 
     def shutdown(self) -> None:

@@ -10,16 +10,21 @@ from actors.clock import Clock
 from actors.store.log_store import LogStore
 from engine.errors import Conflict
 from engine.models import Job, TurnIn, Unit
-from engine.signals import is_correction
+from engine.miss_signals import is_correction
 
 
 class LogService:
     """Appends redacted units with their extract jobs (outbox) and serves read-only log views."""
 
-    def __init__(self, folder: Path, clock: Clock | None = None, project: str | None = None) -> None:
+    def __init__(self, folder: Path, clock: Clock | None = None, project: str | None = None, run: str = "") -> None:
         Path(folder).mkdir(parents=True, exist_ok=True)
         self.store = LogStore(Path(folder) / "log.sqlite")
         self.clock = clock or Clock()
+        # ``run`` names the Runtime that owns the store now (lease tokens start with it). Jobs
+        # leased by an earlier run were held by a process that is gone: they are ready again at
+        # once, attempt not counted. A restart of this actor by Ray keeps ``run``, so the leases
+        # of the live pipeline stay with it.
+        self.released = self.store.release_foreign_leases(run, self.clock.now_ms()) if run else 0
         if project is not None:  # lets a restarted sidecar find its projects by name
             marker = Path(folder) / "project.json"
             if not marker.exists():
@@ -34,15 +39,17 @@ class LogService:
     def units(self, ids: Sequence[str]) -> list[Unit]:
         return self.store.units(list(ids))
 
-    def lease(self, kinds: Sequence[str], n: int, lease_ms: int = 60_000) -> list[Job]:
-        return self.store.lease_jobs(list(kinds), n, self.clock.now_ms(), lease_ms)
+    def lease(self, kinds: Sequence[str], n: int, lease_ms: int = 60_000, token: str = "") -> list[Job]:
+        """Lease ready jobs; the same ``token`` again returns the jobs it holds (a retried call)."""
+        return self.store.lease_jobs(list(kinds), n, self.clock.now_ms(), lease_ms, token=token)
 
-    def complete(self, job_id: int) -> None:
-        self.store.complete_job(job_id, self.clock.now_ms())
+    def complete(self, job_id: int, token: str = "") -> bool:
+        """Mark a job done; False (nothing changed) when ``token`` no longer holds its lease."""
+        return self.store.complete_job(job_id, self.clock.now_ms(), token)
 
-    def fail(self, job_id: int, error: str) -> str:
+    def fail(self, job_id: int, error: str, token: str = "") -> str:
         """Record a failed attempt; returns the job's new state (``dead`` after the last try)."""
-        return str(self.store.fail_job(job_id, error, self.clock.now_ms()).value)
+        return str(self.store.fail_job(job_id, error, self.clock.now_ms(), token=token).value)
 
     def last_turn(self) -> int:
         return self.store.last_turn()
@@ -55,9 +62,9 @@ class LogService:
             return None
         return self.store.enqueue_job("repair", key, payload, now)
 
-    def defer(self, job_id: int, until_ms: int, error: str) -> None:
+    def defer(self, job_id: int, until_ms: int, error: str, token: str = "") -> None:
         """Give a leased job back until ``until_ms`` without counting the attempt (endpoint down)."""
-        self.store.defer_job(job_id, until_ms, error, self.clock.now_ms())
+        self.store.defer_job(job_id, until_ms, error, self.clock.now_ms(), token)
 
     def job_counts(self) -> dict[str, dict[str, int]]:
         return self.store.job_counts()

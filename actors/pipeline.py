@@ -21,7 +21,7 @@ from engine.gate import stored_id
 from engine.limits import check_turn_size, check_turn_time
 from engine.models import Job, Memory, Origin, Sensitivity, TurnIn, Unit
 from engine.scopes import project_scope
-from engine.signals import is_memory_question
+from engine.miss_signals import is_memory_question
 
 
 class ObserveAck(BaseModel):
@@ -42,8 +42,8 @@ class DrainReport(BaseModel):
     outcomes: dict[str, int]
 
 
-#: A leased batch of extract jobs: (job, its units, the pending extraction) each.
-Batch = list[tuple[Any, list[Unit], Any]]
+#: A leased batch of extract jobs: its lease token, and (job, its units, the pending extraction) each.
+Batch = tuple[str, list[tuple[Any, list[Unit], Any]]]
 
 
 class Pipeline:
@@ -68,9 +68,7 @@ class Pipeline:
         by_project: dict[str, list[TurnIn]] = {}
         now_ms = self.rt.clock.now_ms()
         for t in turns:  # every turn is checked before any is logged: never half a batch
-            project_scope(t.project)  # validates the name
-            check_turn_size(t.user, t.assistant, t.session, t.request_id, t.project)
-            check_turn_time(t.ts_ms, now_ms)  # a far-future turn would stay "latest" for ever
+            self.check_turn(t, now_ms)
             by_project.setdefault(t.project, []).append(t)
         for project, batch in by_project.items():
             log = self.rt.log(project)
@@ -85,28 +83,35 @@ class Pipeline:
                               daily_cap=self.rt.settings.repair.daily_cap)
         return acks
 
-    def pump(self, project: str, outcomes: dict[str, int] | None = None) -> tuple[int, int]:
-        """Process one batch of extract jobs; returns (done, failed)."""
-        d, f, _ = self.pump_ahead(project, outcomes, None, lookahead=False)
+    def check_turn(self, t: TurnIn, now_ms: int | None = None) -> None:
+        """Raise the input error a turn would meet in :meth:`observe` (name, sizes, time)."""
+        project_scope(t.project)  # validates the name
+        check_turn_size(t.user, t.assistant, t.session, t.request_id, t.project)
+        # a far-future turn would stay "latest" for ever
+        check_turn_time(t.ts_ms, self.rt.clock.now_ms() if now_ms is None else now_ms)
+
+    def pump(self, project: str, outcomes: dict[str, int] | None = None, batch: int | None = None) -> tuple[int, int]:
+        """Process one batch of extract jobs (``batch`` of them, default ``batch_jobs``); returns (done, failed)."""
+        d, f, _ = self.pump_ahead(project, outcomes, None, lookahead=False, batch=batch)
         return d, f
 
     def pump_ahead(self, project: str, outcomes: dict[str, int] | None, ahead: Batch | None,
-                   lookahead: bool = True) -> tuple[int, int, Batch | None]:
+                   lookahead: bool = True, batch: int | None = None) -> tuple[int, int, Batch | None]:
         """Ingest one batch while the next one is being extracted; returns (done, failed, next batch).
 
         ``ahead`` is the batch a previous call started (its extractions in flight). With a
         latency-bound endpoint this keeps requests in flight while a batch is ingested, so
-        throughput follows the requests in flight rather than their sum with the ingest time.
-        Batches are ingested in lease order, and the units of each in turn order."""
+        throughput follows the requests in flight rather than their sum with the ingest time
+        (issue 12). Batches are ingested in lease order, and the units of each in turn order."""
         log = self.rt.log(project)
         engine = self.rt.engine(project)
         started: list[Batch] = [ahead] if ahead is not None else []
         try:
-            current = ahead if ahead is not None else self._start_batch(project, log)
+            current = ahead if ahead is not None else self._start_batch(project, log, batch)
             if current is None:
                 return 0, 0, None
             started = [current]
-            nxt = self._start_batch(project, log) if lookahead else None
+            nxt = self._start_batch(project, log, batch) if lookahead else None
             if nxt is not None:
                 started.append(nxt)
             d, f = self._finish_batch(project, log, engine, current, outcomes)
@@ -114,24 +119,32 @@ class Pipeline:
         except ActorDied:
             # The log or the engine died mid-batch: give the batches back at once (no attempt spent)
             # rather than after their lease; a finished job is left alone, an ingest is exactly-once.
-            for batch in started:
-                for job, _, _ in batch:
+            for token, work in started:
+                for job, _, _ in work:
                     try:
-                        log.call("defer", job.id, 0, "a pipeline worker died during the batch")
+                        log.call("defer", job.id, 0, "a pipeline worker died during the batch", token)
                     except ActorDied:
                         break  # still restarting: the lease runs out instead
             raise
+
+    def _token(self) -> str:
+        """A fresh lease token of this run: acks name it, so a stale holder's late ack is ignored."""
+        import uuid
+
+        return f"{self.rt.run_id}:{uuid.uuid4().hex[:12]}"
 
     @staticmethod
     def _pending_extracts(log: Ref) -> int:
         counts: dict[str, dict[str, int]] = log.call("job_counts")
         return int(counts.get("extract", {}).get("pending", 0))
 
-    def _start_batch(self, project: str, log: Ref) -> Batch | None:
+    def _start_batch(self, project: str, log: Ref, batch: int | None = None) -> Batch | None:
         """Lease a batch of extract jobs and send their units to the extraction pool (no wait)."""
         import json
 
-        jobs = log.call("lease", ["extract"], self.batch_jobs, self._lease_ms())
+        token = self._token()
+        # A retry of this call after the log actor died returns the same batch (same token).
+        jobs = log.call("lease", ["extract"], batch or self.batch_jobs, self._lease_ms(), token)
         if not jobs:
             return None
         # The elastic pool follows the backlog: this batch plus what is still pending.
@@ -139,32 +152,34 @@ class Pipeline:
         scope = project_scope(project)
         wanted = [json.loads(job.payload)["unit_ids"] for job in jobs]
         by_id = {u.id: u for u in log.call("units", [i for ids in wanted for i in ids])}  # one call per batch
-        work: Batch = []
+        work: list[tuple[Any, list[Unit], Any]] = []
         for job, ids in zip(jobs, wanted):
             units = [by_id[i] for i in ids if i in by_id]
             ex = self.rt.extractors[self._rr % len(self.rt.extractors)]
             self._rr += 1
             work.append((job, units, ex.submit("extract", units, scope)))
-        return work
+        return token, work
 
-    def _finish_batch(self, project: str, log: Ref, engine: Ref, work: Batch,
+    def _finish_batch(self, project: str, log: Ref, engine: Ref, batch: Batch,
                       outcomes: dict[str, int] | None) -> tuple[int, int]:
+        """Wait for a batch's extractions, embed their candidates in one call, ingest in turn order."""
         scope = project_scope(project)
+        token, work = batch
         done = failed = 0
         extracted: list[tuple[Any, list[Unit], Any]] = []
         for job, units, fut in work:
             try:
                 extracted.append((job, units, self._extracted(fut, units, scope)))
             except (ModelUnavailable, ModelTimeout) as exc:  # endpoint down: wait, no attempt spent
-                log.call("defer", job.id, self._resume_ms(), f"extract: {exc}")
+                log.call("defer", job.id, self._resume_ms(), f"extract: {exc}", token)
                 self.deferred += 1
             except ActorDied as exc:
                 # The worker died, not the extraction: retried at once (on the restarted worker
                 # or another one) without spending an attempt, and never handed to repair.
-                log.call("defer", job.id, 0, f"extract: {exc}")
+                log.call("defer", job.id, 0, f"extract: {exc}", token)
                 self.deferred += 1
             except Exception as exc:  # a failed extraction is retried later, never dropped
-                if log.call("fail", job.id, f"extract: {exc}") == "dead" and units:
+                if log.call("fail", job.id, f"extract: {exc}", token) == "dead" and units:
                     # Failed for good: the investigator may still recover the facts from the log.
                     repair.signal(log, "extraction_failed", " ".join(u.user for u in units)[:2000],
                                   bound_turn=max(u.turn for u in units) + 1, daily_cap=self.rt.settings.repair.daily_cap)
@@ -176,7 +191,7 @@ class Pipeline:
             vectors = self.rt.index.call_in("bulk", "embed", texts, local_only) if texts else None
         except (ModelUnavailable, ModelTimeout) as exc:  # a remote embedder is down: all wait
             for job, _, _ in extracted:
-                log.call("defer", job.id, self._resume_ms(), f"embed: {exc}")
+                log.call("defer", job.id, self._resume_ms(), f"embed: {exc}", token)
                 self.deferred += 1
             return done, failed
         offset = 0
@@ -186,16 +201,16 @@ class Pipeline:
             offset += n
             try:
                 report: IngestReport = engine.call("ingest", job.key, list(ex.candidates), vecs, len(units))
-                log.call("complete", job.id)
+                log.call("complete", job.id, token)
                 done += 1
                 if outcomes is not None:
                     for k, v in report.outcomes.items():
                         outcomes[k] = outcomes.get(k, 0) + v
             except ActorDied as exc:  # the engine restarts; the ingest receipt makes a retry exactly-once
-                log.call("defer", job.id, 0, f"ingest: {exc}")
+                log.call("defer", job.id, 0, f"ingest: {exc}", token)
                 self.deferred += 1
             except DynmemError as exc:
-                log.call("fail", job.id, f"ingest: {exc}")
+                log.call("fail", job.id, f"ingest: {exc}", token)
                 failed += 1
         return done, failed
 
@@ -219,18 +234,19 @@ class Pipeline:
         """Judge leased tensions of a project with the model client and apply the verdicts."""
         engine = self.rt.engine(project)
         decided = 0
-        for job_id, tension_id, a, b in engine.call("lease_adjudications", n, self._lease_ms()):
+        token = self._token()
+        for job_id, tension_id, a, b in engine.call("lease_adjudications", n, self._lease_ms(), token):
             try:
                 j = self.rt.adjudicator.call("judge", a, b)
                 by = Origin.RULES if j.decided_by == "rules" else Origin.JUDGE
                 engine.call("decide", tension_id, j.verdict, by, f"{j.decided_by}: {j.reason}")
-                engine.call("complete_job", job_id)
+                engine.call("complete_job", job_id, token)
                 decided += 1
             except (ModelUnavailable, ModelTimeout, ActorDied) as exc:  # a dependency is down: no attempt spent
-                engine.call("defer_job", job_id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, str(exc))
+                engine.call("defer_job", job_id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, str(exc), token)
                 self.deferred += 1
             except DynmemError as exc:
-                engine.call("fail_job", job_id, str(exc))
+                engine.call("fail_job", job_id, str(exc), token)
         return decided
 
     def _lease_ms(self) -> int:
@@ -428,7 +444,8 @@ class Pipeline:
         log, engine = self.rt.log(project), self.rt.engine(project)
         settings = self.rt.settings.repair
         done = 0
-        for job in log.call("lease", ["repair"], n, self._lease_ms()):
+        token = self._token()
+        for job in log.call("lease", ["repair"], n, self._lease_ms(), token):
             try:
                 p = json.loads(job.payload)
                 sig = RepairSignal(query=p["query"], kind=p["kind"], bound_turn=p["bound_turn"],
@@ -436,13 +453,14 @@ class Pipeline:
                 inv = self.rt.investigator.call("investigate", sig, repair.RemoteLogTools(log),
                                                 settings.budget_calls, settings.budget_chars)
                 engine.call("ingest_repair", job.key, list(inv.accepted), repair.report_of(inv))
-                log.call("complete", job.id)
+                log.call("complete", job.id, token)
                 done += 1
             except (ModelUnavailable, ModelTimeout, ActorDied) as exc:  # a dependency is down: no attempt spent
-                log.call("defer", job.id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, f"repair: {exc}")
+                log.call("defer", job.id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, f"repair: {exc}",
+                         token)
                 self.deferred += 1
             except (DynmemError, KeyError, ValueError) as exc:
-                log.call("fail", job.id, f"repair: {exc}")
+                log.call("fail", job.id, f"repair: {exc}", token)
         return done
 
     def repairs(self, project: str, limit: int = 100) -> list[dict[str, Any]]:

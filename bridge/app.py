@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from actors.pipeline import Pipeline
 from actors.wire import ForgetRequest, RecallRequest, RememberRequest
 from bridge import wire
+from bridge.admission import Gate, ObserveBatcher
 from bridge.api_docs import install_api_docs
 from bridge.auth import Tokens
 from bridge.cli_routes import add_cli_routes
@@ -54,7 +56,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (404, "unknown route, memory or unit"), (405, "method not allowed"),
         (409, "request id reused with other content"), (413, "request body too large"),
         (415, "request body is not JSON"), (422, "request does not validate"), (429, "rate or budget exceeded"),
-        (500, "internal error"), (503, "a store, model or actor is unavailable"),
+        (500, "internal error"),
+        (503, "a store, model or actor is unavailable, or the sidecar is busy (code overloaded, with Retry-After)"),
     )
 }
 
@@ -63,8 +66,21 @@ def status_of(exc: E.DynmemError) -> int:
     return next((code for cls, code in STATUS if isinstance(exc, cls)), 500)
 
 
-def _err(status: int, message: str, code: str) -> JSONResponse:
-    return JSONResponse({"error": message, "code": code}, status_code=status)
+def _err(status: int, message: str, code: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message, "code": code}, status_code=status, headers=headers)
+
+
+# Admission control (bridge/admission.py): (calls in flight, callers waiting, longest wait in s)
+# per route. Recalls: a project's engine answers one at a time, so more calls in flight would
+# only queue inside Ray. Observes are written together (group commit), so a few in flight fill a
+# batch. A caller that gets no slot in time is answered 503 ``overloaded`` with Retry-After and
+# nothing was done (the opencode plugin keeps the turn in its outbox and sends it again).
+ADMISSION: dict[str, tuple[int, int, float]] = {
+    "/v1/recall": (4, 8, 0.15),
+    "/v1/observe": (8, 16, 0.1),
+}
+#: Observes waiting to be written; past this many, 503 ``overloaded``.
+OBSERVE_MAX_PENDING = 2048
 
 
 def _mem_out(m: Any) -> wire.MemoryOut:
@@ -96,6 +112,9 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     tokens = Tokens(data_dir)
     allow_agent_review = pipe.rt.settings.review.allow_agent
     recent = RecentRecalls()  # what /v1/recall served lately, for the inspector's memory pages
+    gates = {path: Gate(path, *bounds) for path, bounds in ADMISSION.items()}
+    observer: ObserveBatcher[TurnIn, Any] = ObserveBatcher(lambda turns: pipe.observe(turns),
+                                                           max_pending=OBSERVE_MAX_PENDING)
     app = FastAPI(title="dynamics-memory", version=VERSION,
                   description="Long-term project memory for coding agents. Every route but /v1/health needs a bearer token.",
                   responses=ERROR_RESPONSES, docs_url=None, redoc_url=None)
@@ -122,11 +141,25 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
                     tokens.check_api(request.headers.get("authorization"))
             except E.DynmemError as exc:
                 return _err(status_of(exc), exc.message, exc.code)
-        return await call_next(request)
+        gate = gates.get(path) if request.method == "POST" else None
+        if gate is None:
+            return await call_next(request)
+        t0 = time.perf_counter()
+        try:
+            async with gate.admit():
+                t1 = time.perf_counter()
+                response = await call_next(request)
+        except E.Overloaded as exc:  # refused before anything was done
+            return _err(status_of(exc), exc.message, exc.code, {"Retry-After": str(exc.retry_after_s)})
+        # Server-Timing (W3C): time waiting for admission and time serving, as the sidecar saw them
+        response.headers["Server-Timing"] = (f"admit;dur={(t1 - t0) * 1000:.1f}, "
+                                             f"serve;dur={(time.perf_counter() - t1) * 1000:.1f}")
+        return response
 
     @app.exception_handler(E.DynmemError)
     async def dynmem_error(request: Request, exc: E.DynmemError) -> JSONResponse:
-        return _err(status_of(exc), exc.message, exc.code)
+        retry = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, E.Overloaded) else None
+        return _err(status_of(exc), exc.message, exc.code, retry)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -153,16 +186,18 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     @app.post("/v1/observe", response_model=wire.ObserveReply)
     def observe(body: wire.ObserveBody) -> wire.ObserveReply:
         ts_ms = _ts("ts", body.ts)
-        ack = pipe.observe([TurnIn(project=body.project, session=body.session, user=body.user,
-                                   assistant=body.assistant, ts_ms=ts_ms, request_id=body.request_id)])[0]
+        turn = TurnIn(project=body.project, session=body.session, user=body.user, assistant=body.assistant,
+                      ts_ms=ts_ms, request_id=body.request_id)
+        pipe.check_turn(turn)  # a bad turn is refused here, never in a batch with others
+        ack = observer.submit(turn)  # durable once this returns (written with the observes waiting now)
         on_observe(body.project)
         return wire.ObserveReply(unit_id=ack.unit_id, turn=ack.turn, created=ack.created)
 
     @app.post("/v1/recall", response_model=wire.RecallReply)
     def recall(body: wire.RecallBody) -> wire.RecallReply:
-        res = pipe.recall(RecallRequest(project=body.project, query=body.query, k=body.k,
-                                        budget_tokens=body.budget_tokens, passive=body.passive,
-                                        as_of_ms=_ts("as_of", body.as_of)))
+        req = RecallRequest(project=body.project, query=body.query, k=body.k, budget_tokens=body.budget_tokens,
+                            passive=body.passive, as_of_ms=_ts("as_of", body.as_of))
+        res = pipe.recall(req)
         if res.abstained and not body.passive:
             on_observe(body.project)  # an abstained live recall may have queued a repair job
         recent.add(body.project, body.query, pipe.rt.clock.now_ms(), res)
@@ -289,6 +324,10 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     def stats(project: ProjectQuery) -> wire.StatsReply:
         return wire.StatsReply.model_validate(pipe.stats(project).model_dump())
 
+    # The sidecar's worker yields to these; its stop writes the observes still waiting.
+    app.state.foreground_busy = lambda: observer.busy or any(g.busy for g in gates.values())
+    app.state.gates = gates
+    app.state.observer = observer
     add_cli_routes(app, pipe, str(data_dir))  # projects, export/import, jobs, repairs: the CLI through the sidecar
     mount_inspector(app, pipe, tokens, recent)
     return app

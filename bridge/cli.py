@@ -7,14 +7,14 @@ tables for people, exactly one JSON document with ``--json``. Errors become
 
 from __future__ import annotations
 
-import os
+from actors.config import set_process_defaults
 
-# One BLAS thread: query-sized embeddings are latency-bound, and on a busy 2-core machine a
-# thread per core made p95 recall 30x slower (eval/results/perf.notes.md). Ray workers do the same.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# One BLAS thread before numpy loads (actors.config.PROCESS_DEFAULTS says why).
+set_process_defaults("OPENBLAS_NUM_THREADS")
 
 import argparse  # noqa: E402
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager

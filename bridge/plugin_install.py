@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,8 +36,9 @@ PLUGIN_VERSION = "1.18.33"  # the plugin API this file is written against (../sh
 
 
 def _global_config(environ: dict[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    return Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "opencode"
+    from actors.config import env
+
+    return Path(env("XDG_CONFIG_HOME", environ) or Path.home() / ".config") / "opencode"
 
 
 def target_folder(project: str | None, global_: bool) -> Path:

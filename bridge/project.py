@@ -8,7 +8,6 @@ run anywhere in it (or in a linked ``git worktree`` of it) name the same project
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from engine.errors import NotFound
@@ -46,9 +45,10 @@ def repository_root(start: Path) -> Path:
 
 def default_project(cwd: Path | None = None, environ: dict[str, str] | None = None) -> str:
     """``$DYNMEM_PROJECT``, else the repository of the current directory (as the plugin names it)."""
-    env = os.environ if environ is None else environ
-    if env.get("DYNMEM_PROJECT"):
-        return env["DYNMEM_PROJECT"]
+    from actors.config import env
+
+    if env("DYNMEM_PROJECT", environ):
+        return env("DYNMEM_PROJECT", environ)
     return str(repository_root(Path.cwd() if cwd is None else cwd))
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from actors.launch import Runtime, init_ray, on_data_node
 from actors.pipeline import Pipeline
+from bridge.admission import wait_while
 from bridge.auth import REVIEW_TOKEN_FILE, TOKEN_FILE
 from bridge.process import ProcessIdentity, identity_of, kill_session, signal_if_same
 from engine.errors import ServiceUnavailable
@@ -42,10 +43,11 @@ def runtime_dir(environ: dict[str, str] | None = None) -> Path:
     user serves every opencode, even when ``DYNMEM_HOME`` differs between environments.
     Tests point it at a temporary folder so that parallel runs never see each other.
     """
-    env = os.environ if environ is None else environ
-    if env.get("DYNMEM_STATE_DIR"):
-        return Path(env["DYNMEM_STATE_DIR"]).expanduser()
-    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    from actors.config import env
+
+    if env("DYNMEM_STATE_DIR", environ):
+        return Path(env("DYNMEM_STATE_DIR", environ)).expanduser()
+    base = env("XDG_STATE_HOME", environ) or str(Path.home() / ".local" / "state")
     return Path(base) / "dynmem"
 
 
@@ -92,10 +94,16 @@ class Worker(threading.Thread):
 
     HOT_S = 60.0
     SWEEP_S = 30.0
+    #: While recalls or observes are in flight, the worker waits (at most this long) before each
+    #: batch and takes small batches: extraction yields the CPU and the actors to the agents'
+    #: calls, and still moves on under a steady load (issue 17, failure 8).
+    YIELD_MAX_S = 0.5
+    BUSY_BATCH = 4
 
-    def __init__(self, pipe: Pipeline, projects: list[str]) -> None:
+    def __init__(self, pipe: Pipeline, projects: list[str], foreground_busy: Any = None) -> None:
         super().__init__(name="dynmem-worker", daemon=True)
         self.pipe = pipe
+        self.foreground_busy = foreground_busy or (lambda: False)
         self.projects = set(projects)
         self.hot: dict[str, float] = {p: time.monotonic() for p in projects}  # a start sweeps everything
         self.event = threading.Event()
@@ -134,7 +142,9 @@ class Worker(threading.Thread):
             for project in self._due():
                 try:
                     while not self.stopping:
-                        done, failed = self.pipe.pump(project)
+                        waited = wait_while(self.foreground_busy, self.YIELD_MAX_S)
+                        busy = waited >= self.YIELD_MAX_S
+                        done, failed = self.pipe.pump(project, batch=self.BUSY_BATCH if busy else None)
                         judged = self.pipe.adjudicate(project)
                         if done == 0:
                             judged += self.pipe.repair(project)
@@ -157,6 +167,7 @@ class BridgeServer:
         self.pipe = Pipeline(self.runtime)
         self.worker = Worker(self.pipe, self.runtime.projects_on_disk())
         self.server: Any = None
+        self.app: Any = None
         self.task: Any = None
         self.last_request = time.monotonic()
 
@@ -165,7 +176,14 @@ class BridgeServer:
 
         from bridge.app import create_app
 
+        import anyio.to_thread
+
         app = create_app(self.pipe, self.data_dir, on_observe=self.worker.wake)
+        self.app = app
+        self.worker.foreground_busy = app.state.foreground_busy
+        # Sync routes run in anyio's thread pool (40 by default): room for every admitted and
+        # waiting call, so that admission (bridge/admission.py) decides, not a hidden queue.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = 128
 
         @app.middleware("http")
         async def seen(request: Any, call_next: Any) -> Any:  # any request counts as use (idle stop)
@@ -202,6 +220,8 @@ class BridgeServer:
             self.server.should_exit = True
             if self.task is not None:
                 await asyncio.wait([self.task], timeout=5)
+        if self.app is not None:  # write (and acknowledge) the observes waiting before the stores close
+            await asyncio.get_running_loop().run_in_executor(None, self.app.state.observer.stop, 10)
         await asyncio.get_running_loop().run_in_executor(None, self.worker.join, 5)
         self.runtime.shutdown()
 

@@ -28,14 +28,30 @@ escape ``actors/``.
     │   ├── ModelUnavailable    circuit open, endpoint down
     │   └── ModelBadReply       reply that does not validate
     └── ServiceUnavailable      an actor is down or not started (503)
-        └── ActorDied           an actor died during the call (it is restarted; retry)
+        ├── ActorDied           an actor died during the call (it is restarted; retry)
+        └── Overloaded          the sidecar has as much work as it admits; retry after Retry-After
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+
+def _rebuild(cls: type[DynmemError], args: tuple[Any, ...], state: dict[str, Any]) -> DynmemError:
+    """Unpickles an error without calling its ``__init__`` (whose signature a subclass may change)."""
+    exc = cls.__new__(cls, *args)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
 
 class DynmemError(Exception):
-    """Root of every error raised on purpose by dynamics-memory."""
+    """Root of every error raised on purpose by dynamics-memory.
+
+    Pickling keeps the class, the arguments and every attribute (``message`` and whatever a
+    subclass adds, such as ``EndpointRejected.status``), so an error raised inside a Ray actor
+    reaches the caller whole.
+    """
 
     code = "internal"
 
@@ -43,9 +59,8 @@ class DynmemError(Exception):
         super().__init__(message)
         self.message = message
 
-    def __reduce__(self) -> tuple[type[DynmemError], tuple[str]]:
-        # Keeps the class when the error crosses a Ray actor boundary.
-        return (type(self), (self.message,))
+    def __reduce__(self) -> tuple[Any, tuple[type[DynmemError], tuple[Any, ...], dict[str, Any]]]:
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
 
 
 class InvalidInput(DynmemError):
@@ -134,3 +149,11 @@ class ServiceUnavailable(DynmemError):
 
 class ActorDied(ServiceUnavailable):
     code = "actor_died"
+
+
+class Overloaded(ServiceUnavailable):
+    """Admission control refused the request (nothing was done); the client retries later."""
+
+    code = "overloaded"
+    #: Seconds a client should wait before trying again (the HTTP ``Retry-After`` header).
+    retry_after_s = 1

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from engine.keys import normalize_belief, normalize_text
 from engine.lexical import STOPWORDS, tokenize
 from engine.models import Candidate, Frozen, Unit
-from engine.signals import stem
+from engine.miss_signals import stem
 
 __all__ = ["CONTENT_SHARE", "Grounding", "check_candidate", "check_proposal", "distinctive_tokens", "occurs_whole"]
 

@@ -103,9 +103,6 @@ class LineProblem(MalformedHistory):
         super().__init__(message)
         self.reason = reason
 
-    def __reduce__(self) -> tuple[type[LineProblem], tuple[str, str]]:  # type: ignore[override]
-        return (type(self), (self.message, self.reason))
-
 
 def _bad(lineno: int, message: str, reason: str = MalformedHistory.code) -> LineProblem:
     return LineProblem(f"line {lineno}: {message}", reason)

@@ -12,6 +12,7 @@ import re
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -32,20 +33,31 @@ def tokenize(text: str) -> list[str]:
     """Lower-cased tokens: whole identifiers plus their camelCase/snake_case/path parts."""
     out: list[str] = []
     for match in _RAW.finditer(text):
-        raw = match.group(0).rstrip(".:-/")
-        if not raw:
-            continue
-        low = raw.lower()
-        pieces = [p for chunk in _SPLIT.split(raw) if chunk for p in _PARTS.findall(chunk)]
-        if len(pieces) > 1 or (pieces and pieces[0].lower() != low):
-            if low not in STOPWORDS:
-                out.append(low)
-            if "/" in low:  # each path segment too: "src/payments/stripe_client.py" -> "stripe_client.py"
-                out.extend(seg for seg in low.split("/") if seg and seg not in out)
-            out.extend(p.lower() for p in pieces if p.lower() not in STOPWORDS)
-        elif low not in STOPWORDS:
-            out.append(low)
+        head, segments, parts = _word(match.group(0))
+        out.extend(head)
+        for seg in segments:  # each path segment too: "src/payments/stripe_client.py" -> "stripe_client.py"
+            if seg not in out:
+                out.append(seg)
+        out.extend(parts)
     return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _word(matched: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The tokens of one raw word: itself, its path segments (deduplicated by the caller), its parts.
+
+    Words recur across memories, so opening a store tokenizes each distinct word once.
+    """
+    raw = matched.rstrip(".:-/")
+    if not raw:
+        return (), (), ()
+    low = raw.lower()
+    head = () if low in STOPWORDS else (low,)
+    pieces = [p for chunk in _SPLIT.split(raw) if chunk for p in _PARTS.findall(chunk)]
+    if len(pieces) > 1 or (pieces and pieces[0].lower() != low):
+        segments = tuple(seg for seg in low.split("/") if seg) if "/" in low else ()
+        return head, segments, tuple(p.lower() for p in pieces if p.lower() not in STOPWORDS)
+    return head, (), ()
 
 
 def bm25_normalise(scores: dict[str, float], ceiling: float, limit: int) -> dict[str, float]:
@@ -128,6 +140,52 @@ class BM25Index:
             p.tfs.append(tf)
             p.live += 1
 
+    def add_many(self, docs: Sequence[tuple[str, str]]) -> None:
+        """Index many documents (id, text) at once: the same index as ``add`` of each in turn.
+
+        Opening a store of 100k memories fills the index here: the postings are grouped by
+        term with numpy instead of appended one token at a time.
+        """
+        docs = list(docs)
+        if self._slot or len({d for d, _ in docs}) != len(docs):
+            for doc_id, text in docs:  # not a fresh index, or an id twice: the general path
+                self.add(doc_id, text)
+            return
+        token_lists = [tokenize(text) for _, text in docs]
+        term_of: dict[str, int] = {}
+        flat = np.fromiter((term_of.setdefault(t, len(term_of)) for tokens in token_lists for t in tokens),
+                           dtype=np.int64)
+        lens = np.fromiter((len(tokens) for tokens in token_lists), dtype=np.int64, count=len(docs))
+        slot_of_token = np.repeat(np.arange(len(docs), dtype=np.int64), lens)
+        # one (slot, term) pair per distinct term of a document, with its count: sorted by slot, then term
+        pairs, tfs = np.unique(slot_of_token * max(1, len(term_of)) + flat, return_counts=True)
+        slots, terms = np.divmod(pairs, max(1, len(term_of)))
+        by_term = np.argsort(terms, kind="stable")  # each term's postings in slot order, as add() makes them
+        t_sorted, s_sorted, f_sorted = terms[by_term], slots[by_term].astype(np.int32), tfs[by_term].astype(np.int32)
+        starts: list[int] = []
+        ends: list[int] = []
+        if t_sorted.size:
+            first = np.flatnonzero(np.r_[True, t_sorted[1:] != t_sorted[:-1]])
+            starts, ends = first.tolist(), [*first[1:].tolist(), int(t_sorted.size)]
+        names = list(term_of)
+        for a, b in zip(starts, ends, strict=True):
+            p = _Postings()
+            p.slots = array("i", s_sorted[a:b].tobytes())
+            p.tfs = array("i", f_sorted[a:b].tobytes())
+            p.live = b - a
+            self._postings[names[int(t_sorted[a])]] = p
+        # distinct terms of each slot (for removal), in first-occurrence order as Counter keeps them
+        self._terms = [tuple(dict.fromkeys(tokens)) for tokens in token_lists]
+        ids = [d for d, _ in docs]
+        self._ids = list(ids)
+        self._slot = {d: i for i, d in enumerate(ids)}
+        size = max(64, len(docs))
+        self._lens = np.zeros(size, dtype=np.float64)
+        self._lens[: len(docs)] = lens
+        self._alive = np.zeros(size, dtype=bool)
+        self._alive[: len(docs)] = True
+        self._total_len = int(lens.sum())
+
     def remove(self, doc_id: str) -> None:
         slot = self._slot.pop(doc_id, None)
         if slot is None:
@@ -209,22 +267,26 @@ class BM25Index:
         scores = np.zeros(self._lens.size, dtype=np.float64)
         ceiling = 0.0
         k1, b = self.k1, self.b
+        touched: list[np.ndarray] = []
         for term in terms:
             idf = self._idf(term)
             ceiling += idf
             p = self._postings.get(term)
             if p is None:
                 continue
-            slots = np.array(p.slots, dtype=np.int32)
-            tf = np.array(p.tfs, dtype=np.float64)
+            slots = np.frombuffer(p.slots, dtype=np.int32)
+            tf = np.frombuffer(p.tfs, dtype=np.int32).astype(np.float64)
             keep = mask[slots]
             slots, tf = slots[keep], tf[keep]
             # The same operations, in the same order, as the per-document formula.
             norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * self._lens[slots] / avg))
             scores[slots] = scores[slots] + idf * norm
-        if ceiling <= 0:
+            touched.append(slots)
+        if ceiling <= 0 or not touched:
             return {}
-        hit = np.flatnonzero(scores)
+        # only the documents of the query's terms, not a scan of the whole store
+        hit = np.unique(np.concatenate(touched)).astype(np.int64)
+        hit = hit[scores[hit] != 0]
         if hit.size > limit:
             kth = np.partition(scores[hit], hit.size - limit)[hit.size - limit]
             hit = hit[scores[hit] >= kth]

@@ -1,14 +1,30 @@
-"""Frozen settings, loaded once from ``configs/default.toml`` and passed down explicitly.
+"""Frozen settings: the one source of every default, with what it does and why it has its value.
 
-The loader (file, ``--config`` override, ``DYNMEM_<SECTION>_<KEY>`` environment) lives in
+``configs/default.toml`` is generated from these models (``python -m engine.settings >
+configs/default.toml``; tests/engine/test_settings.py fails when the two differ). The loader
+(that file, a ``--config`` override, ``DYNMEM_<SECTION>_<KEY>`` environment) lives in
 ``actors/config.py``; the engine only sees the resulting frozen models.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
+
+T = TypeVar("T")
+
+
+def setting(default: T, description: str, reason: str, *, env_only: bool = False, **constraints: Any) -> T:
+    """A field with its default, what it does (``description``) and why it has that value (``reason``).
+
+    ``env_only`` settings (secrets) never appear in the generated TOML and may not be set in a file.
+    """
+    extra: dict[str, Any] = {"reason": reason}
+    if env_only:
+        extra["env_only"] = True
+    return cast(T, Field(default, description=description, json_schema_extra=extra, **constraints))
 
 
 class _Section(BaseModel):
@@ -16,113 +32,168 @@ class _Section(BaseModel):
 
 
 class DynamicsSettings(_Section):
-    # Defaults from the original Dynamics-memory design (DESIGN §4).
-    lam: float = 0.02
-    eta: float = 0.30
-    eta_s: float = 0.10
-    v_init: float = 0.5
-    theta_p: float = 1.5
-    theta_d: float = 0.8
-    m_cap: int = 8
-    c_cap: int = 200
-    a_cap: int = 2000
-    idle_archive: int = 50
-    conf_half_life_steps: int = 200
+    """Value dynamics of the memory pools (DESIGN §4): V <- V*exp(-lam) + eta*hit + eta_s*shadow."""
+
+    lam: float = setting(0.02, "per-step decay of a memory's value V", "DESIGN §4 (original Dynamics-memory design)")
+    eta: float = setting(0.30, "credit added to V for a hit (an injected memory the answer used)", "DESIGN §4")
+    eta_s: float = setting(0.10, "credit added to V for a shadow hit (injected, use unknown)",
+                           "DESIGN §4: a third of a hit, since the use is not known")
+    v_init: float = setting(0.5, "value V of a new memory", "DESIGN §4")
+    theta_p: float = setting(1.5, "V above which a candidate (C) memory is promoted to the main pool (M)",
+                             "DESIGN §4")
+    theta_d: float = setting(0.8, "V below which a main-pool (M) memory is demoted to C",
+                             "DESIGN §4: below theta_p, so that a memory does not flap between pools (hysteresis)")
+    m_cap: int = setting(8, "memories in the main pool M at most; the weakest is demoted when full", "DESIGN §4")
+    c_cap: int = setting(200, "memories in the candidate pool C at most; the oldest go to the archive A", "DESIGN §4")
+    a_cap: int = setting(2000, "memories in the archive pool A at most (not enforced yet)", "DESIGN §4")
+    idle_archive: int = setting(50, "steps without a hit after which a C memory moves to the archive A", "DESIGN §4")
+    conf_half_life_steps: int = setting(200, "half-life, in engine steps, of a memory's confidence counts",
+                                        "DESIGN §4 (confidence decays with a half-life)")
 
 
 class IngestSettings(_Section):
-    tau_dup: float = 0.85  # cosine above which a different value is a tension
-    tombstones: bool = True
-    # Cosine between two keys of the same kind ("api port" / "api server port") above which a new
-    # key is read as the known one, so that a paraphrase supersedes. 0.80: on the key pairs of
-    # tests/engine/test_keys.py, different subjects of one kind reach at most 0.70 and paraphrases
-    # 0.83-0.95 (some paraphrases, "backend port" 0.66, stay apart: a miss, not a wrong merge).
-    # Above 1.0 turns resolution off.
-    tau_key: float = 0.80
+    """How a new candidate meets the known memories (DESIGN §4, Ingest)."""
+
+    tau_dup: float = setting(0.85, "cosine above which a candidate with a different value is a tension to adjudicate",
+                             "DESIGN §4")
+    tombstones: bool = setting(True, "a retired memory's fingerprint absorbs a candidate that cites no newer evidence",
+                               "DESIGN §4: a retracted or superseded memory is never resurrected by old evidence")
+    tau_key: float = setting(
+        0.80, "cosine between two keys of the same kind above which a new key is read as the known one (above 1.0: off)",
+        "on the key pairs of tests/engine/test_keys.py different subjects of one kind reach at most 0.70 and "
+        "paraphrases 0.83-0.95 (some, 'backend port' 0.66, stay apart: a miss, not a wrong merge)")
 
 
 class RetrievalSettings(_Section):
-    shortlist: int = 30
-    k: int = 5
-    core_slots: int = 3
-    max_rival_lines: int = 3
-    budget_tokens: int = 256
-    theta: float = 0.35  # relevance gate on cosine plus prior
-    tau_sim: float = 0.78  # suppression of near-duplicates among the selected
-    w_lex: float = 0.15
-    alpha: float = 0.10  # freshness weight
-    freshness_half_life_days: float = 30.0
-    pool_prior_m: float = 0.05
-    pool_prior_c: float = 0.0
-    pool_prior_a: float = -0.30
-    tier_bonus_core: float = 0.05
-    tier_bonus_pinned: float = 0.05
-    provisional_below: float = 0.5
+    """The recall hot path (DESIGN §4, Retrieval): shortlist, gate, suppression, budget."""
+
+    shortlist: int = setting(30, "candidates taken from each of the FAISS and BM25 shortlists", "DESIGN §4")
+    k: int = setting(5, "memories injected at most per recall (besides core and pinned ones)", "DESIGN §4")
+    core_slots: int = setting(3, "always-on core and pinned memories per recall at most", "DESIGN §4")
+    max_rival_lines: int = setting(3, "rival lines of contested memories per recall at most", "DESIGN §4")
+    budget_tokens: int = setting(256, "token budget of the injected block",
+                                 "DESIGN §4: the block rides on every prompt, so it stays small")
+    theta: float = setting(0.35, "relevance gate on cosine plus prior: nothing below is injected (the recall abstains)",
+                           "DESIGN §4")
+    tau_sim: float = setting(0.78, "cosine to an already selected memory above which a candidate is suppressed",
+                             "DESIGN §4 (original sidecar setting)")
+    w_lex: float = setting(0.15, "weight of the BM25 lexical score in the ranking score",
+                           "DESIGN §4: tuned on the benchmarks")
+    alpha: float = setting(0.10, "weight of freshness in the ranking score", "DESIGN §4")
+    freshness_half_life_days: float = setting(30.0, "age in days at which freshness is one half (0: no freshness)",
+                                              "not tuned: a month, as a project's facts change over weeks")
+    pool_prior_m: float = setting(0.05, "ranking prior of a main-pool (M) memory", "DESIGN §4 (pools rank, never gate)")
+    pool_prior_c: float = setting(0.0, "ranking prior of a candidate-pool (C) memory", "DESIGN §4")
+    pool_prior_a: float = setting(-0.30, "ranking prior of an archived (A) memory", "DESIGN §4")
+    tier_bonus_core: float = setting(0.05, "score bonus of a core memory", "the size of the M prior: core is chosen as M")
+    tier_bonus_pinned: float = setting(0.05, "score bonus of a pinned memory", "as tier_bonus_core")
+    provisional_below: float = setting(0.5, "confidence below which an injected line is marked provisional",
+                                       "even odds: below it, the evidence against outweighs the evidence for")
 
 
 class ModelSettings(_Section):
-    client: str = "rules"  # rules | openai
-    # What the offline ``rules`` client extracts: "developer" (decisions, facts, preferences about a
-    # code base) or "conversation" (a person's life, plans and events, for assistant-style histories).
-    extraction_profile: Literal["developer", "extractive", "conversation"] = "developer"
-    openai_base_url: str = ""
-    openai_model: str = ""
-    openai_api_key: str = Field(default="", repr=False)  # only from DYNMEM_OPENAI_API_KEY
-    # Per-task model overrides; empty means ``openai_model``.
-    extract_model: str = ""
-    judge_model: str = ""
-    classify_model: str = ""
-    recognize_model: str = ""
-    structured: Literal["auto", "json_schema", "json_object"] = "auto"
-    timeout_s: float = Field(default=30.0, gt=0)
-    max_output_tokens: int = Field(default=1024, ge=16)  # bounds a reply (a small local model can ramble)
-    max_retries: int = Field(default=3, ge=0)  # ours; the openai package's own are off
-    retry_base_s: float = Field(default=0.5, ge=0)  # first backoff, doubled per retry, jittered
-    retry_max_s: float = Field(default=30.0, ge=0)  # cap on one wait, Retry-After included
-    max_concurrency: int = Field(default=4, ge=1)  # requests in flight per client
-    rate_limit_per_min: int = Field(default=0, ge=0)  # token bucket; 0 = unlimited
-    cache_dir: str = ""  # empty: <data-dir>/cache
-    cache_max_mb: float = Field(default=64.0, ge=0)  # 0 disables the cache
-    breaker_failures: int = Field(default=5, ge=1)  # consecutive failed requests that open it
-    breaker_cooldown_s: float = Field(default=30.0, ge=0)  # also how long a job waits when it is open
+    """The model client of extraction, judging and repair (DESIGN §5, §11)."""
+
+    client: str = setting(
+        "rules", "model client: 'rules' (offline, deterministic) or 'openai' (any OpenAI-compatible endpoint)",
+        "works offline with no model; DYNMEM_MODEL_CLIENT switches it")
+    extraction_profile: Literal["developer", "extractive", "conversation"] = setting(
+        "developer", "what the rules client extracts: a code base's decisions and facts (developer, extractive) or "
+        "a person's life, plans and events (conversation)", "the project serves coding agents first")
+    openai_base_url: str = setting("", "base URL of the endpoint, ending in /v1 (DYNMEM_OPENAI_BASE_URL)",
+                                   "no endpoint is assumed")
+    openai_model: str = setting("", "chat model of every task (DYNMEM_OPENAI_MODEL)", "no model is assumed")
+    openai_api_key: str = setting("", "API key of the endpoint; only from DYNMEM_OPENAI_API_KEY",
+                                  "a key in a file ends up in backups, dotfile repos and bug reports",
+                                  env_only=True, repr=False)
+    extract_model: str = setting("", "model of extraction; empty: openai_model", "one model serves every task by default")
+    judge_model: str = setting("", "model of the judge of tensions; empty: openai_model", "as extract_model")
+    classify_model: str = setting("", "model of classification; empty: openai_model", "as extract_model")
+    recognize_model: str = setting("", "model of recognition; empty: openai_model", "as extract_model")
+    structured: Literal["auto", "json_schema", "json_object"] = setting(
+        "auto", "structured output: auto (json_schema, falls back to json_object on HTTP 400/422), json_schema or "
+        "json_object", "not every OpenAI-compatible server supports json_schema")
+    timeout_s: float = setting(30.0, "seconds per request", "raise it for slow local models", gt=0)
+    max_output_tokens: int = setting(1024, "max_tokens of every chat request",
+                                     "bounds a reply: a small local model can ramble", ge=16)
+    max_retries: int = setting(3, "retries on 429, 5xx, timeouts and connection errors (the openai package's are off)",
+                               "not tuned: three retries span 0.5 + 1 + 2 s of backoff", ge=0)
+    retry_base_s: float = setting(0.5, "first backoff in seconds, doubled per retry, jittered",
+                                  "the openai package's initial retry delay (0.5 s)", ge=0)
+    retry_max_s: float = setting(30.0, "cap on one wait in seconds, Retry-After included", "as timeout_s", ge=0)
+    max_concurrency: int = setting(4, "requests in flight per client (each extraction worker has one)",
+                                   "not tuned: a few requests in flight keep one endpoint busy", ge=1)
+    rate_limit_per_min: int = setting(0, "requests a minute per client (token bucket); 0: unlimited",
+                                      "local servers need no limit", ge=0)
+    cache_dir: str = setting("", "folder of the response cache; empty: <data-dir>/cache", "next to the data it serves")
+    cache_max_mb: float = setting(64.0, "size of the response cache in MB; 0 disables it",
+                                  "not tuned: thousands of replies of a few KB", ge=0)
+    breaker_failures: int = setting(5, "consecutive failed requests that open the circuit",
+                                    "more than max_retries: one bad request does not open it", ge=1)
+    breaker_cooldown_s: float = setting(30.0, "seconds the circuit stays open (also how long a job waits)",
+                                        "as timeout_s", ge=0)
 
 
 class EmbedderSettings(_Section):
-    name: str = "minilm"  # minilm | openai | hash (tests only)
-    batch_size: int = 16
-    openai_model: str = ""  # embedding model of the [model] endpoint when name = "openai"
-    dim: int = Field(default=384, ge=1)  # vector width asked of (and checked on) the openai embedder
-    query_cache_size: int = Field(default=1024, ge=0)  # query vectors kept by normalised text (LRU); 0: off
-    # Embeds local-only memories (and their half of each query) when ``name`` is a remote embedder:
-    # a local-only text never reaches an endpoint (DESIGN §9). minilm | hash (tests only)
-    local_name: str = "minilm"
+    """The sentence embedder of memories and queries."""
+
+    name: str = setting("minilm", "embedder: minilm (bundled), openai (the [model] endpoint's /v1/embeddings) or hash "
+                        "(tests only); DYNMEM_EMBEDDER", "works offline, 384 dimensions")
+    batch_size: int = setting(16, "texts per embedding batch", "measured faster than 32 on 2 cores "
+                              "(eval/results/embedders.md)")
+    openai_model: str = setting("", "embedding model of the [model] endpoint when name = 'openai'",
+                                "no model is assumed")
+    dim: int = setting(384, "vector width asked of (and checked on) the openai embedder; the index is built at it",
+                       "the width of the bundled MiniLM", ge=1)
+    query_cache_size: int = setting(1024, "query vectors kept by normalised text (LRU); 0: off",
+                                    "agents repeat queries; 1024 vectors of 384 floats are 1.5 MB", ge=0)
+    local_name: str = setting("minilm", "embedder of local-only memories (and their half of each query) when name is "
+                              "remote: minilm or hash (tests only)", "a local-only text never reaches an endpoint "
+                              "(DESIGN §9)")
 
 
 class ReviewSettings(_Section):
-    allow_agent: bool = False  # may the agent (API token) decide conflicts? audited as the agent's decision
+    """Who settles a contradiction."""
+
+    allow_agent: bool = setting(False, "may the agent (API token) decide conflicts? audited as the agent's decision",
+                                "conflicts are settled by a person (review token) by default")
 
 
 class RepairSettings(_Section):
-    budget_calls: int = 8  # (DESIGN §6) log tool calls per investigation, enforced by the service
-    budget_chars: int = 4000  # (DESIGN §6) characters of log text revealed per investigation
-    daily_cap: int = 50  # repair jobs created per project per 24 hours
-    on_abstain: bool = True  # a live recall that abstained on a question the log can answer is a miss
+    """The repair loop: investigations of missed recalls (DESIGN §6)."""
+
+    budget_calls: int = setting(8, "log tool calls per investigation, enforced by the service", "DESIGN §6")
+    budget_chars: int = setting(4000, "characters of log text revealed per investigation", "DESIGN §6")
+    daily_cap: int = setting(50, "repair jobs created per project per 24 hours", "bounds model spend on a busy project")
+    on_abstain: bool = setting(True, "a live recall that abstained on a question the log can answer is a miss",
+                               "an abstention the log could have answered is the miss repair exists for")
 
 
 class RuntimeSettings(_Section):
-    extraction_workers: int = Field(default=2, ge=1)  # the elastic pool's minimum
-    extraction_workers_max: int = Field(default=8, ge=1)  # its maximum (grown from the job backlog)
-    # CPUs each extraction worker asks of Ray: 0 on a laptop; > 0 on an autoscaling cluster, so
-    # that workers the cluster cannot place yet are resource demand the autoscaler sees.
-    extraction_num_cpus: float = Field(default=0.0, ge=0)
-    # The Ray node id that holds the data directory (actors owning files are pinned there);
-    # empty: the node of the process that opens the data directory (the driver).
-    data_node: str = ""
-    ray_address: str = ""
-    lease_s: float = 60.0  # a leased job not finished by then (its worker died) is picked up again
-    idle_release_s: float = 900.0  # a project's log and engine actors idle this long are released
-    max_live_projects: int = 32  # projects with live actors at once; the least recently used go first
-    idle_stop_min: float = Field(default=30.0, ge=0)  # a sidecar without requests stops itself; 0 never
+    """The actor graph and the sidecar."""
+
+    extraction_workers: int = setting(2, "extraction actors in the pool at least (the elastic pool's minimum)",
+                                      "one per core of a 2-core machine", ge=1)
+    extraction_workers_max: int = setting(8, "extraction actors at most; the pool grows from the job backlog",
+                                          "a model endpoint answers in 0.3-3 s, so throughput is bound by requests "
+                                          "in flight, not by cores", ge=1)
+    extraction_num_cpus: float = setting(0.0, "CPUs each extraction worker asks of Ray",
+                                         "0 on a laptop; > 0 on an autoscaling cluster, so that workers the cluster "
+                                         "cannot place yet are resource demand the autoscaler sees", ge=0)
+    data_node: str = setting("", "Ray node id that holds the data directory (actors owning files are pinned there); "
+                             "empty: the node of the process that opens the data directory",
+                             "SQLite files must be written on the node whose disk holds them")
+    ray_address: str = setting("", "Ray cluster to join; empty: an embedded local Ray (RAY_ADDRESS also works)",
+                               "a single machine needs no cluster")
+    lease_s: float = setting(60.0, "seconds after which a leased job not finished (its worker died) is picked up again",
+                             "twice the model's timeout_s")
+    idle_release_s: float = setting(900.0, "seconds without a call after which a project's log and engine actors are "
+                                    "released (they come back on demand)", "each project costs two actors (~77 MB "
+                                    "each on Ray, FACTS.md)")
+    max_live_projects: int = setting(32, "projects with live actors at once; the least recently used go first",
+                                     "bounds memory at about 5 GB of project actors (FACTS.md: ~77 MB per actor)")
+    idle_stop_min: float = setting(30.0, "minutes without a request after which the sidecar stops itself; 0: never",
+                                   "an idle sidecar holds ~940 MiB of Ray (FACTS.md)", ge=0)
 
 
 class Settings(_Section):
@@ -134,3 +205,46 @@ class Settings(_Section):
     review: ReviewSettings = ReviewSettings()
     repair: RepairSettings = RepairSettings()
     runtime: RuntimeSettings = RuntimeSettings()
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string for every text a default holds
+    raise TypeError(f"no TOML form for {value!r}")
+
+
+def field_reason(section: type[BaseModel], name: str) -> str:
+    """The reason recorded for a setting's default ('' when it has none)."""
+    extra = section.model_fields[name].json_schema_extra
+    return str(extra.get("reason", "")) if isinstance(extra, dict) else ""
+
+
+def env_only(section: type[BaseModel], name: str) -> bool:
+    """Whether a setting comes from the environment only (a secret)."""
+    extra = section.model_fields[name].json_schema_extra
+    return isinstance(extra, dict) and bool(extra.get("env_only"))
+
+
+def default_toml() -> str:
+    """``configs/default.toml``: every default of :class:`Settings`, each with its description and reason."""
+    lines = ["# dynamics-memory defaults. Generated from engine/settings.py; do not edit by hand:",
+             "#   python -m engine.settings > configs/default.toml",
+             "# Override with --config FILE, then DYNMEM_<SECTION>_<KEY> (README: Settings)."]
+    for section_name, section_field in Settings.model_fields.items():
+        section = cast(type[BaseModel], section_field.annotation)
+        lines += ["", f"[{section_name}]", f"# {(section.__doc__ or '').strip()}"]
+        defaults = section()
+        for name, field in section.model_fields.items():
+            if env_only(section, name):
+                continue
+            lines.append(f"{name} = {_toml_value(getattr(defaults, name))}  # {field.description}")
+            lines.append(f"#   why: {field_reason(section, name)}")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(default_toml(), end="")

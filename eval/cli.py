@@ -70,6 +70,23 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
     s.add_argument("--seed", type=int, default=0, help="seed of the choice of victims")
     s.set_defaults(func=_dispatch("eval.chaos.run"))
 
+    s = bsub.add_parser("load", parents=[common, par],
+                        help="recall and observe latency of a real sidecar under concurrent clients while extraction runs")
+    s.add_argument("--clients", type=int, default=50, help="concurrent HTTP clients")
+    s.add_argument("--seconds", type=float, default=60.0, help="how long the clients run")
+    s.add_argument("--observe-share", type=float, default=0.5, help="share of the calls that are observes (rest: recalls)")
+    s.add_argument("--seed-turns", type=int, default=178, help="turns observed before the run (extraction work)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the clients' choices")
+    s.add_argument("--client-processes", type=int, default=5, help="processes the clients are spread over")
+    s.set_defaults(func=_dispatch("eval.perf.load"))
+
+    s = bsub.add_parser("idle", parents=[common, par],
+                        help="RSS of idle projects' actors, their release after the idle timeout, and their comeback")
+    s.add_argument("--projects", type=int, default=6, help="how many projects")
+    s.add_argument("--idle-s", type=float, default=5.0, help="runtime.idle_release_s for the run")
+    s.add_argument("--turns", type=int, default=20, help="turns of the example history per project")
+    s.set_defaults(func=_dispatch("eval.perf.idle"))
+
     s = bsub.add_parser("independent", parents=[common, par],
                         help="replay histories written without reading the code, and probe them")
     s.add_argument("--dir", action="append", help="a data folder (history.jsonl + probes.json); repeatable "
@@ -93,4 +110,7 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
                    help="length of the repeated example history replayed on Ray (0: only the 178-turn example)")
     s.add_argument("--parts", default="inprocess,http,ray,replay",
                    help="comma-separated subset of inprocess,http,ray,replay")
+    s.add_argument("--stores", help="keep the built stores in this folder and reuse them in later runs (building "
+                   "100,000 memories embeds 100k sentences); a store is reused only if it was built from the same "
+                   "synthetic memories by the same embedder")
     s.set_defaults(func=_dispatch("eval.perf.run"))

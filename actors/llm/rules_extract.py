@@ -72,7 +72,8 @@ def _note(c: Clause) -> Finding | None:
 _VALUE_SHAPE = re.compile(
     r"`[^`]+`|(?<![\w.])\d+(?:[.:]\d+)*(?:ms|s|m|h|d|mb|gb|k|%)?\b|\b[\w-]+(?:/[\w.-]+)+/?|"
     r"\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|dev|app|internal|local|lan|cloud|co|sh|ai)\b|"
-    r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|(?<=\s)[A-Z][a-z]+[A-Z]\w*|(?<=\s)[A-Z][\w.+-]*[a-z][\w.+-]*"
+    r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|(?<=\s)[A-Z][a-z]+[A-Z]\w*|(?<=\s)[A-Z][\w.+-]*[a-z][\w.+-]*|"
+    r"\b[a-z][a-z0-9+.-]*://[^\s`'\")]+|(?<=\s)#[a-z][\w-]+"  # a URL with its scheme; a #channel
 )
 # What a person reports or feels, not what holds: "I fixed...", "thanks", "I think".
 _NOT_DURABLE = re.compile(
@@ -114,7 +115,8 @@ _STATING_VERB = re.compile(
     r"(?:is|are|lives?|runs?|sits?|uses?|goes|go|points?|listens?|writes?|reads?|stores?|keeps?|expires?|"
     r"rotates?|belongs?|owns?|deploys?|publish(?:es)?|ships?|builds?|serves?|talks?|connects?|defaults|"
     r"requires?|must|should|never|lands?|happens?|starts?|moved to|switched to|migrated to|"
-    r"changed to|got moved to|has moved to)\b",
+    r"changed to|got moved to|has moved to|"
+    r"(?:is|are|was|were|got|gets|has been|have been|should be|must be)\s+[a-z]+(?:ed|en)\s+(?:to|in|into|on|at|by|under))\b",
     _I,
 )
 # A measurement or a result, not a setting: a number with a unit of time or a count of results.

@@ -6,6 +6,13 @@ last error kept, visible and retryable by hand. A job that could not run because
 dependency is down is *deferred*: back to ``pending`` until a given time, the attempt
 not counted, so an outage never kills work. A worker that dies while holding a lease
 does not lose the job: once ``lease_until_ms`` has passed, :func:`lease` hands it out again.
+
+Each lease may carry a *lease token* chosen by its holder. Leasing again with the same token
+returns the jobs that token already holds (a lease whose reply was lost when the store's
+actor died is not taken twice, and its jobs do not wait for the lease to run out), and an
+ack (complete, fail, defer) that names a token the job no longer holds is a late ack of a
+stale holder: it changes nothing. :func:`release_foreign` gives back, attempt not counted,
+the jobs leased by an earlier run whose process is gone.
 At most one live (pending or running) job exists per ``key`` (a partial unique index), so
 enqueueing the same work twice is a no-op.
 
@@ -47,6 +54,12 @@ JOBS_MIGRATION = Migration.sql(
         WHERE state IN ('pending', 'running');
     CREATE INDEX jobs_by_state ON jobs (state, kind, not_before_ms);
     """,
+)
+
+#: Each lease records its holder's token (see the module docstring).
+LEASE_TOKEN_MIGRATION = Migration.sql(
+    "jobs_lease_token",
+    "ALTER TABLE jobs ADD COLUMN lease_token TEXT NOT NULL DEFAULT ''",
 )
 
 _COLUMNS = (
@@ -99,6 +112,7 @@ def lease(
     now_ms: int,
     lease_ms: int,
     max_attempts: int | None = None,
+    token: str = "",
 ) -> list[Job]:
     """Take up to ``n`` ready jobs of the given kinds, oldest first, for ``lease_ms``.
 
@@ -106,10 +120,23 @@ def lease(
     lease (its worker died). Each lease counts as an attempt. With ``max_attempts``, an
     expired job that already used them all goes to ``dead`` instead of running again,
     so a job that kills its worker cannot loop forever.
+
+    With a ``token`` that still holds running jobs of these kinds, the call is a retry of
+    that lease: the same jobs come back (lease renewed, no attempt counted) and no new
+    job is taken.
     """
     if n <= 0 or not kinds:
         return []
     marks = ",".join("?" * len(kinds))
+    if token:
+        held = conn.execute(
+            f"UPDATE jobs SET lease_until_ms = ?, updated_ms = ? "
+            f"WHERE state = 'running' AND lease_token = ? AND kind IN ({marks}) "
+            f"RETURNING {_COLUMNS}",
+            (now_ms + lease_ms, now_ms, token, *kinds),
+        ).fetchall()
+        if held:
+            return sorted((_job(r) for r in held), key=lambda j: (j.not_before_ms, j.id))
     if max_attempts is not None:
         conn.execute(
             f"UPDATE jobs SET state = 'dead', updated_ms = ?, "
@@ -120,13 +147,13 @@ def lease(
         )
     rows = conn.execute(
         f"UPDATE jobs SET state = 'running', attempts = attempts + 1, "
-        f"lease_until_ms = ?, updated_ms = ? "
+        f"lease_until_ms = ?, updated_ms = ?, lease_token = ? "
         f"WHERE id IN (SELECT id FROM jobs WHERE kind IN ({marks}) AND ("
         f"  (state = 'pending' AND not_before_ms <= ?) "
         f"  OR (state = 'running' AND lease_until_ms < ?)) "
         f"ORDER BY not_before_ms, id LIMIT ?) "
         f"RETURNING {_COLUMNS}",
-        (now_ms + lease_ms, now_ms, *kinds, now_ms, now_ms, n),
+        (now_ms + lease_ms, now_ms, token, *kinds, now_ms, now_ms, n),
     ).fetchall()
     return sorted((_job(r) for r in rows), key=lambda j: (j.not_before_ms, j.id))
 
@@ -139,15 +166,31 @@ def get(conn: sqlite3.Connection, job_id: int) -> Job:
     return _job(row)
 
 
-def complete(conn: sqlite3.Connection, job_id: int, now_ms: int) -> None:
-    """Mark a job done. Completing a done job again is a no-op (at-least-once workers)."""
+def _stale(conn: sqlite3.Connection, job_id: int, token: str) -> bool:
+    """Whether an ack naming ``token`` comes from a holder that no longer holds the job's lease."""
+    if not token:
+        return False  # an ack without a token (a caller that does not use them) is trusted
+    row = conn.execute("SELECT lease_token FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    return row is None or row[0] != token
+
+
+def complete(conn: sqlite3.Connection, job_id: int, now_ms: int, token: str = "") -> bool:
+    """Mark a job done. Completing a done job again is a no-op (at-least-once workers).
+
+    Returns:
+        False when the ack is stale (``token`` no longer holds the lease): nothing changes,
+        the job's current holder finishes it.
+    """
     job = get(conn, job_id)
     if job.state is JobState.DONE:
-        return
+        return True
+    if _stale(conn, job_id, token):
+        return False
     conn.execute(
-        "UPDATE jobs SET state = 'done', lease_until_ms = 0, updated_ms = ? WHERE id = ?",
+        "UPDATE jobs SET state = 'done', lease_until_ms = 0, lease_token = '', updated_ms = ? WHERE id = ?",
         (now_ms, job_id),
     )
+    return True
 
 
 def fail(
@@ -157,23 +200,24 @@ def fail(
     now_ms: int,
     max_attempts: int = 5,
     base_backoff_ms: int = 500,
+    token: str = "",
 ) -> JobState:
     """Record a failed attempt: back off exponentially, or go ``dead`` after ``max_attempts``.
 
     The n-th failed attempt waits ``base_backoff_ms * 2**(n-1)`` (capped at one hour).
     A failure reported for a job that is no longer running (its lease expired and it was
-    re-leased, or it finished) changes nothing.
+    re-leased, or it finished) or by a stale holder (``token``) changes nothing.
 
     Returns:
         The job's state after the call.
     """
     job = get(conn, job_id)
-    if job.state is not JobState.RUNNING:
+    if job.state is not JobState.RUNNING or _stale(conn, job_id, token):
         return job.state
     error = error[:MAX_ERROR_CHARS]
     if job.attempts >= max_attempts:
         conn.execute(
-            "UPDATE jobs SET state = 'dead', last_error = ?, lease_until_ms = 0, "
+            "UPDATE jobs SET state = 'dead', last_error = ?, lease_until_ms = 0, lease_token = '', "
             "updated_ms = ? WHERE id = ?",
             (error, now_ms, job_id),
         )
@@ -181,32 +225,56 @@ def fail(
     delay = min(base_backoff_ms * 2 ** max(job.attempts - 1, 0), MAX_BACKOFF_MS)
     conn.execute(
         "UPDATE jobs SET state = 'pending', last_error = ?, not_before_ms = ?, "
-        "lease_until_ms = 0, updated_ms = ? WHERE id = ?",
+        "lease_until_ms = 0, lease_token = '', updated_ms = ? WHERE id = ?",
         (error, now_ms + delay, now_ms, job_id),
     )
     return JobState.PENDING
 
 
-def defer(conn: sqlite3.Connection, job_id: int, until_ms: int, error: str, now_ms: int) -> JobState:
+def defer(
+    conn: sqlite3.Connection, job_id: int, until_ms: int, error: str, now_ms: int, token: str = ""
+) -> JobState:
     """Release a running job until ``until_ms`` without counting the attempt.
 
     For work that could not start because a dependency is down (the model endpoint's
     circuit is open): the job waits, however long the outage, and never goes ``dead``
     for it. The lease's attempt is given back and the reason kept in ``last_error``.
-    A job that is no longer running (re-leased after expiry, or done) is left alone.
+    A job that is no longer running (done), or no longer held by ``token`` (re-leased after
+    expiry), is left alone.
 
     Returns:
         The job's state after the call.
     """
     job = get(conn, job_id)
-    if job.state is not JobState.RUNNING:
+    if job.state is not JobState.RUNNING or _stale(conn, job_id, token):
         return job.state
     conn.execute(
         "UPDATE jobs SET state = 'pending', attempts = MAX(attempts - 1, 0), last_error = ?, "
-        "not_before_ms = ?, lease_until_ms = 0, updated_ms = ? WHERE id = ?",
+        "not_before_ms = ?, lease_until_ms = 0, lease_token = '', updated_ms = ? WHERE id = ?",
         (error[:MAX_ERROR_CHARS], max(until_ms, now_ms), now_ms, job_id),
     )
     return JobState.PENDING
+
+
+def release_foreign(conn: sqlite3.Connection, run: str, now_ms: int) -> int:
+    """Give back every running job whose lease was not taken by run ``run``, attempt not counted.
+
+    Lease tokens start with ``<run>:``. At most one run writes a store at a time (the writer
+    lock), so a job still running under another run's token was leased by a process that is
+    gone (a sidecar killed with ``kill -9``): it is ready again at once, instead of waiting
+    for its lease to run out and spending an attempt. Returns how many jobs were given back.
+    """
+    if not run:
+        return 0
+    prefix = run + ":"
+    cur = conn.execute(
+        "UPDATE jobs SET state = 'pending', attempts = MAX(attempts - 1, 0), not_before_ms = ?, "
+        "lease_until_ms = 0, lease_token = '', updated_ms = ?, "
+        "last_error = 'lease given back: the run that held it stopped; ' || last_error "
+        "WHERE state = 'running' AND substr(lease_token, 1, ?) != ?",
+        (now_ms, now_ms, len(prefix), prefix),
+    )
+    return int(cur.rowcount)
 
 
 def retry(conn: sqlite3.Connection, job_id: int, now_ms: int) -> None:
@@ -277,15 +345,16 @@ class JobsFile(SqliteFile):
         now_ms: int,
         lease_ms: int,
         max_attempts: int | None = None,
+        token: str = "",
     ) -> list[Job]:
         """Lease ready jobs (see :func:`lease`)."""
         with self._write("lease jobs") as conn:
-            return lease(conn, kinds, n, now_ms, lease_ms, max_attempts)
+            return lease(conn, kinds, n, now_ms, lease_ms, max_attempts, token)
 
-    def complete_job(self, job_id: int, now_ms: int) -> None:
-        """Mark a job done (see :func:`complete`)."""
+    def complete_job(self, job_id: int, now_ms: int, token: str = "") -> bool:
+        """Mark a job done (see :func:`complete`); False for a stale holder's ack."""
         with self._write("complete job") as conn:
-            complete(conn, job_id, now_ms)
+            return complete(conn, job_id, now_ms, token)
 
     def fail_job(
         self,
@@ -294,15 +363,21 @@ class JobsFile(SqliteFile):
         now_ms: int,
         max_attempts: int = 5,
         base_backoff_ms: int = 500,
+        token: str = "",
     ) -> JobState:
         """Record a failed attempt (see :func:`fail`)."""
         with self._write("fail job") as conn:
-            return fail(conn, job_id, error, now_ms, max_attempts, base_backoff_ms)
+            return fail(conn, job_id, error, now_ms, max_attempts, base_backoff_ms, token)
 
-    def defer_job(self, job_id: int, until_ms: int, error: str, now_ms: int) -> JobState:
+    def defer_job(self, job_id: int, until_ms: int, error: str, now_ms: int, token: str = "") -> JobState:
         """Release a running job until ``until_ms``, attempt not counted (see :func:`defer`)."""
         with self._write("defer job") as conn:
-            return defer(conn, job_id, until_ms, error, now_ms)
+            return defer(conn, job_id, until_ms, error, now_ms, token)
+
+    def release_foreign_leases(self, run: str, now_ms: int) -> int:
+        """Give back the jobs leased by an earlier run (see :func:`release_foreign`)."""
+        with self._write("release leases") as conn:
+            return release_foreign(conn, run, now_ms)
 
     def retry_job(self, job_id: int, now_ms: int) -> None:
         """Send a dead job back to pending (see :func:`retry`)."""

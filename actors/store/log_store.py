@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from actors.store.jobs import JOBS_MIGRATION, JobsFile, enqueue
+from actors.store.jobs import JOBS_MIGRATION, LEASE_TOKEN_MIGRATION, JobsFile, enqueue
 from actors.store.migrations import Migration
 from engine.errors import Conflict, EmptyQuery, InvalidInput, NotFound, StoreError
 from engine.models import Frozen, TurnIn, Unit
@@ -138,7 +138,7 @@ def fts_query(text: str, operator: str = "AND") -> str:
 class LogStore(JobsFile):
     """Owner of ``log.sqlite``: append turns, search and browse them, purge them."""
 
-    MIGRATIONS = (_UNITS_MIGRATION, JOBS_MIGRATION)
+    MIGRATIONS = (_UNITS_MIGRATION, JOBS_MIGRATION, LEASE_TOKEN_MIGRATION)
 
     def append(self, turns: Sequence[TurnIn], now_ms: int) -> list[tuple[Unit, bool]]:
         """Store a batch of turns in one transaction, redacted, with one extract job each.

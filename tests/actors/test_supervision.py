@@ -53,6 +53,7 @@ VICTIMS: dict[str, Callable[[Runtime], Any]] = {
     "engine": lambda rt: rt.engine(PROJECT).target,
     "adjudication": lambda rt: rt.adjudicator.target,
     "investigator": lambda rt: rt.investigator.target,
+    "index": lambda rt: rt.index.target,  # its FAISS index is in memory: the engines refill it from their stores
 }
 
 
@@ -116,3 +117,24 @@ def test_a_killed_log_actor_is_restarted_and_a_lost_one_gives_a_one_line_error(
     msg = str(info.value)
     assert "\n" not in msg and "pid" not in msg.lower() and "actor_id" not in msg.lower() and "ip" not in msg.split()
     assert info.value.code == "actor_died"
+
+
+def test_a_restarted_index_is_refilled_from_the_stores_before_any_search(ray_pipe: tuple[Pipeline, Runtime]) -> None:
+    import ray
+
+    from actors.wire import RecallRequest, RememberRequest
+    from engine.models import GLOBAL_SCOPE, TurnIn
+
+    pipe, rt = ray_pipe
+    pipe.observe([TurnIn(project=PROJECT, user="the API listens on port 8080", request_id="r1")])
+    pipe.drain(PROJECT)
+    pipe.remember(RememberRequest(project=PROJECT, text="always use type hints in Python code", scope="global"))
+    req = RecallRequest(project=PROJECT, query="which port does the API listen on?", passive=True)
+    before = sorted(m.id for m in pipe.recall(req).memories)
+    sizes = (rt.index.call("size", None), rt.index.call("size", GLOBAL_SCOPE))
+    assert before and sizes[1] > 0
+    generation = rt.index.call("generation")
+    ray.kill(rt.index.target, no_restart=False)  # Ray restarts it, with an empty FAISS index
+    assert sorted(m.id for m in pipe.recall(req).memories) == before
+    assert rt.index.call("generation") != generation  # it really is a new start
+    assert (rt.index.call("size", None), rt.index.call("size", GLOBAL_SCOPE)) == sizes  # project and global refilled

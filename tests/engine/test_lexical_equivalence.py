@@ -108,3 +108,25 @@ def test_a_removed_document_is_never_found_and_a_kept_one_is() -> None:
     hits = idx.search("billing worker port", 100)
     assert not any(int(d[1:]) % 2 == 0 for d in hits)
     assert set(hits) == {f"d{i}" for i in range(1, 40, 2)}  # positive control: every kept one
+
+
+def test_filling_an_index_at_once_makes_the_same_index_as_adding_one_by_one() -> None:
+    from eval.perf.synth import memory_texts, queries
+
+    docs = [(f"d{i}", text) for i, (text, _) in enumerate(memory_texts(2000, seed=5))]
+    docs += [("path", "src/api/src/main.py src/api"), ("empty", "..."), ("camel", "parseHTTPRequest in api_server.py")]
+    one, bulk = BM25Index(), BM25Index()
+    for doc_id, text in docs:
+        one.add(doc_id, text)
+    bulk.add_many(docs)
+    assert bulk._ids == one._ids and bulk._slot == one._slot and bulk._terms == one._terms
+    assert bulk._total_len == one._total_len and list(bulk._lens[: len(docs)]) == list(one._lens[: len(docs)])
+    assert {t: (list(p.slots), list(p.tfs), p.live) for t, p in bulk._postings.items()} == {
+        t: (list(p.slots), list(p.tfs), p.live) for t, p in one._postings.items()}
+    for q in [*queries(100, seed=2), "src/api", "parse http request"]:
+        assert bulk.search(q, 30) == one.search(q, 30)
+    for doc_id, _ in docs[:1500]:  # removal and renumbering work on an index filled at once
+        bulk.remove(doc_id)
+        one.remove(doc_id)
+    for q in queries(50, seed=3):
+        assert bulk.search(q, 30) == one.search(q, 30)

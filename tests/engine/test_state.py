@@ -22,3 +22,47 @@ def test_a_retired_memory_leaves_the_lexical_index_and_a_servable_one_stays() ->
     table.put(a.model_copy(update={"state": TrustState.SUPERSEDED}))
     assert a.id not in table.lexical and a.id not in table.lexical.search(a.text, 5)
     assert b.id in table.lexical.search(b.text, 5)  # positive control
+
+
+def _tokens_of(index: object) -> dict[str, tuple[list[int], list[int], int]]:
+    postings = index._postings  # type: ignore[attr-defined]
+    return {t: (list(p.slots), list(p.tfs), p.live) for t, p in postings.items()}
+
+
+def test_a_table_built_from_records_equals_one_built_memory_by_memory() -> None:
+    from engine.models import Tier
+    from engine.state import from_record, record_of
+
+    mems = make_memories("p", 300)
+    mems[3] = mems[3].model_copy(update={"state": TrustState.RETRACTED})
+    mems[5] = mems[5].model_copy(update={"tier": Tier.PINNED, "key": "db.port"})
+    mems[7] = mems[7].model_copy(update={"expires_at_ms": mems[7].valid_from_ms + 1, "belief": "uses redis"})
+    one_by_one = MemoryTable(mems)
+    bulk = MemoryTable.from_records(record_of(m) for m in mems)
+    assert [m.model_dump() for m in bulk] == [m.model_dump() for m in one_by_one] == [m.model_dump() for m in mems]
+    assert all(from_record(record_of(m)) == m for m in mems)
+    assert bulk.get(mems[4].id) == mems[4] and bulk.get("m_missing") is None
+    assert [m.id for m in bulk.always_on()] == [m.id for m in one_by_one.always_on()] == [mems[5].id]
+    assert [m.id for m in bulk.expiring()] == [mems[7].id]
+    assert bulk.with_key("project:p", "db.port") == [mems[5]] and bulk.raw_keys("project:p") == {"db.port"}
+    assert bulk.with_belief("project:p", "uses redis") == [mems[7]]
+    assert bulk.with_fingerprint("project:p", mems[9].fingerprint) == [mems[9]]
+    assert _tokens_of(bulk.lexical) == _tokens_of(one_by_one.lexical)
+    assert mems[3].id not in bulk.lexical and mems[4].id in bulk.lexical
+    assert bulk.count_by("state") == {"active": 299, "retracted": 1}
+    assert bulk.count_by("pool", servable_only=True) == one_by_one.count_by("pool", servable_only=True)
+    assert len(bulk.servable_ids()) == 299
+
+
+def test_a_decoded_memory_behaves_like_the_model_it_came_from() -> None:
+    from engine.state import DECODED_CACHE, from_record, record_of
+
+    m = make_memories("p", 1)[0]
+    d = from_record(record_of(m))
+    moved = d.model_copy(update={"value": 2.5})
+    assert moved.value == 2.5 and d.value == m.value  # copies with updates leave the record's memory alone
+    assert d.model_dump_json() == m.model_dump_json() and d.servable and d.confidence == m.confidence
+    # more memories than the decoded cache holds: every one is still found, with its own values
+    many = make_memories("p", DECODED_CACHE + 50)
+    table = MemoryTable(many)
+    assert all(table.get(x.id) == x for x in many[:60]) and len(table._decoded) <= DECODED_CACHE

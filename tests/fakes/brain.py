@@ -24,7 +24,7 @@ from typing import Any
 from actors.llm import rules_judge
 from actors.llm.rules import RulesClient
 from engine.models import Memory, Unit
-from engine.signals import key_terms, shared_terms
+from engine.miss_signals import key_terms, shared_terms
 
 PROMPT_MARKERS = {
     "extract": "distil a coding agent",

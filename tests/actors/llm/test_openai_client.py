@@ -65,7 +65,7 @@ def chat_bodies(fake: FakeOpenAI) -> list[dict[str, Any]]:
     return fake.chat_requests()
 
 
-def drain_until_done(pipe: Pipeline, project: str, timeout_s: float = 60) -> None:
+def drain_until_done(pipe: Pipeline, project: str, timeout_s: float = 180) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         pipe.drain(project, max_rounds=50)

@@ -81,3 +81,12 @@ def test_a_turn_at_the_size_limit_is_read_without_hanging(text: str) -> None:
 def test_an_environment_word_is_said_once() -> None:
     (text, key, _), = extract("staging: the api listens on 7070 there too")
     assert key == "staging api port" and text.lower().count("staging") == 1, text
+
+
+@pytest.mark.parametrize(("said", "value"), [("the nightly export lands in gs://acme-exports-eu", "gs://acme-exports-eu"),
+                                             ("release notes go to #release-train", "#release-train"),
+                                             ("the sandbox db got relocated to db-sbx.corp.lan", "db-sbx.corp.lan")])
+def test_the_extractive_profile_reads_urls_channels_and_passive_changes(said: str, value: str) -> None:
+    kept = extract(said, profile="extractive")
+    assert len(kept) == 1 and value in kept[0][0]
+    assert extract("what's in #release-train today?", profile="extractive") == []  # a question still states nothing

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from actors.store import jobs
-from actors.store.jobs import JOBS_MIGRATION
+from actors.store.jobs import JOBS_MIGRATION, LEASE_TOKEN_MIGRATION
 from actors.store.migrations import connect, migrate
 from engine.errors import Conflict, InvalidInput, NotFound
 from engine.models import JobState
@@ -19,7 +19,7 @@ from engine.models import JobState
 @pytest.fixture
 def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
     c = connect(tmp_path / "jobs.sqlite")
-    migrate(c, [JOBS_MIGRATION])
+    migrate(c, [JOBS_MIGRATION, LEASE_TOKEN_MIGRATION])
     yield c
     c.close()
 

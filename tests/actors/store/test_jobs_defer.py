@@ -11,7 +11,7 @@ import pytest
 from actors.log_actor import LogService
 from actors.clock import FakeClock
 from actors.store import jobs
-from actors.store.jobs import JOBS_MIGRATION
+from actors.store.jobs import JOBS_MIGRATION, LEASE_TOKEN_MIGRATION
 from actors.store.migrations import connect, migrate
 from engine.models import JobState, TurnIn
 
@@ -19,7 +19,7 @@ from engine.models import JobState, TurnIn
 @pytest.fixture
 def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
     c = connect(tmp_path / "jobs.sqlite")
-    migrate(c, [JOBS_MIGRATION])
+    migrate(c, [JOBS_MIGRATION, LEASE_TOKEN_MIGRATION])
     yield c
     c.close()
 

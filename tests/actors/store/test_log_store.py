@@ -152,7 +152,7 @@ def test_acknowledged_appends_survive_kill_9(tmp_path: Path) -> None:
 def test_schema_migrations_are_recorded(store: LogStore) -> None:
     with store._read("schema") as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")]
-    assert names == ["0001_units_fts", "jobs_table"]
+    assert names == ["0001_units_fts", "jobs_table", "jobs_lease_token"]
 
 
 @pytest.fixture

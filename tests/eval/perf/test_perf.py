@@ -100,3 +100,19 @@ def test_ray_run_measures_actors_and_leaves_the_shared_ray_running(
     assert all(m["index_rss_mb"] and m["index_rss_mb"] > 50 for m in doc["memory"]), doc["memory"]
     (rep,) = doc["replay"]
     assert rep["turns"] == 178 and rep["turns_per_s"] > 0 and rep["dead_jobs"] == 0, rep
+
+
+def test_kept_stores_are_reused_by_a_later_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    keep = tmp_path / "keep"
+    first = argparse.Namespace(**{**vars(_args(tmp_path, "inprocess", sizes="20")), "stores": str(keep)})
+    assert run.main(first) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(b["size"], b.get("reused", False)) for b in doc["build"]] == [(20, False)]
+    assert (keep / "store-20" / "perf-build.json").exists()
+    second = argparse.Namespace(**{**vars(first), "sizes": "20,60"})
+    assert run.main(second) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(b["size"], b["added"], b.get("reused", False)) for b in doc["build"]] == [(20, 20, True), (60, 40, False)]
+    assert "--stores" in doc["command"]
+    for r in doc["split"]:
+        assert r["indexed"] == r["size"]  # the reused store holds exactly its size

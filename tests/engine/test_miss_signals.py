@@ -1,10 +1,10 @@
-"""Tests for engine.signals: corrections, memory questions and key terms read from user text."""
+"""Tests for engine.miss_signals: corrections, memory questions and key terms read from user text."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.signals import is_correction, is_memory_question, key_terms, shared_terms
+from engine.miss_signals import is_correction, is_memory_question, key_terms, shared_terms
 
 CORRECTIONS = [
     "no, it's 9090",

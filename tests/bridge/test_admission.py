@@ -1,0 +1,219 @@
+"""Admission control of the sidecar (issue 17, failure 8): a bounded number of calls in flight,
+a clear refusal (503 ``overloaded`` with Retry-After) that did nothing, and group commit of
+observes where each caller still gets its own acknowledgement or error."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+import bridge.app as app_module
+from actors.launch import Runtime
+from actors.pipeline import Pipeline
+from bridge.admission import Gate, ObserveBatcher
+from bridge.app import create_app
+from bridge.auth import TOKEN_FILE
+from engine.errors import Conflict, Overloaded
+from engine.settings import EmbedderSettings, Settings
+
+WAIT_S = 60.0  # generous: these waits end as soon as the other thread got there
+
+
+def _wait_for(cond: Any) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not cond():
+        assert time.monotonic() < deadline, "the other thread never got there"
+        time.sleep(0.01)
+
+
+# ---- the gate --------------------------------------------------------------------------------
+def test_a_gate_refuses_when_its_slots_and_queue_are_full() -> None:
+    async def scenario() -> None:
+        gate = Gate("recall", limit=1, queue=0, max_wait_s=0.0)
+        async with gate.admit():
+            assert gate.busy and gate.inflight == 1
+            with pytest.raises(Overloaded) as info:
+                async with gate.admit():
+                    raise AssertionError("must not run")
+            assert info.value.code == "overloaded" and info.value.retry_after_s >= 1
+        async with gate.admit():  # the slot is free again
+            pass
+        assert (gate.admitted, gate.refused, gate.busy) == (2, 1, False)
+
+    asyncio.run(scenario())
+
+
+def test_a_waiting_caller_gets_the_slot_when_it_frees_or_is_refused_after_its_wait() -> None:
+    async def scenario() -> None:
+        gate = Gate("observe", limit=1, queue=1, max_wait_s=WAIT_S)
+        release = asyncio.Event()
+        order: list[str] = []
+
+        async def holder() -> None:
+            async with gate.admit():
+                order.append("first in")
+                await release.wait()
+            order.append("first out")
+
+        async def waiter() -> None:
+            async with gate.admit():
+                order.append("second in")
+
+        first = asyncio.create_task(holder())
+        while not gate.inflight:
+            await asyncio.sleep(0)
+        second = asyncio.create_task(waiter())
+        while not gate.waiting:
+            await asyncio.sleep(0)
+        with pytest.raises(Overloaded):  # one in flight, one waiting: the queue is full
+            async with gate.admit():
+                pass
+        release.set()
+        await asyncio.gather(first, second)
+        assert order == ["first in", "first out", "second in"]
+
+        quick = Gate("recall", limit=1, queue=1, max_wait_s=0.0)
+        async with quick.admit():
+            with pytest.raises(Overloaded, match="no slot within"):
+                async with quick.admit():
+                    pass
+
+    asyncio.run(scenario())
+
+
+# ---- group commit ----------------------------------------------------------------------------
+def test_observes_that_arrive_during_a_write_share_the_next_one() -> None:
+    release = threading.Event()
+    batches: list[list[str]] = []
+
+    def write(items: Sequence[str]) -> list[str]:
+        batches.append(list(items))
+        if len(batches) == 1:
+            release.wait(WAIT_S)  # the first write is slow: the others queue up meanwhile
+        return [f"ack {x}" for x in items]
+
+    batcher: ObserveBatcher[str, str] = ObserveBatcher(write)
+    results: dict[str, str] = {}
+
+    def submit(x: str) -> None:
+        results[x] = batcher.submit(x)
+
+    threads = [threading.Thread(target=submit, args=("t1",))]
+    threads[0].start()
+    _wait_for(lambda: len(batches) == 1)
+    for x in ("t2", "t3", "t4"):
+        threads.append(threading.Thread(target=submit, args=(x,)))
+        threads[-1].start()
+    _wait_for(lambda: len(batcher._queue) == 3)
+    release.set()
+    for t in threads:
+        t.join(WAIT_S)
+    assert batches[0] == ["t1"] and sorted(batches[1]) == ["t2", "t3", "t4"] and len(batches) == 2
+    assert results == {x: f"ack {x}" for x in ("t1", "t2", "t3", "t4")}
+    batcher.stop()
+
+
+def test_one_callers_error_in_a_batch_is_its_own() -> None:
+    def write(items: Sequence[str]) -> list[str]:
+        if "bad" in items:
+            raise Conflict("request id reused with other content")
+        return [f"ack {x}" for x in items]
+
+    batcher: ObserveBatcher[str, str] = ObserveBatcher(write)
+    batch = [("a", None), ("bad", None), ("b", None)]
+    import concurrent.futures
+
+    futs: list[concurrent.futures.Future[str]] = [concurrent.futures.Future() for _ in batch]
+    batcher._flush([(x, f) for (x, _), f in zip(batch, futs, strict=True)])
+    assert futs[0].result() == "ack a" and futs[2].result() == "ack b"
+    with pytest.raises(Conflict):
+        futs[1].result()
+    batcher.stop()
+
+
+def test_a_full_observe_queue_refuses_and_a_stopped_batcher_writes_what_waits() -> None:
+    gate = threading.Event()
+    written: list[str] = []
+
+    def write(items: Sequence[str]) -> list[str]:
+        gate.wait(WAIT_S)
+        written.extend(items)
+        return list(items)
+
+    batcher: ObserveBatcher[str, str] = ObserveBatcher(write, max_pending=1)
+    first = threading.Thread(target=batcher.submit, args=("in the write",))
+    first.start()
+    _wait_for(lambda: not batcher._queue and batcher.batches == 1)
+    second = threading.Thread(target=batcher.submit, args=("waiting",))
+    second.start()
+    _wait_for(lambda: len(batcher._queue) == 1)
+    with pytest.raises(Overloaded):
+        batcher.submit("one too many")
+    gate.set()
+    batcher.stop()
+    first.join(WAIT_S)
+    second.join(WAIT_S)
+    assert written == ["in the write", "waiting"]
+
+
+# ---- over HTTP -------------------------------------------------------------------------------
+@pytest.fixture
+def tight(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TestClient, Pipeline, dict[str, str]]]:
+    monkeypatch.setattr(app_module, "ADMISSION", {"/v1/recall": (1, 0, 0.0), "/v1/observe": (1, 0, 0.0)})
+    rt = Runtime(tmp_path, Settings().model_copy(update={"embedder": EmbedderSettings(name="hash")}), use_ray=False)
+    pipe = Pipeline(rt)
+    app = create_app(pipe, tmp_path)
+    auth = {"Authorization": f"Bearer {(tmp_path / TOKEN_FILE).read_text().strip()}"}
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client, pipe, auth
+    app.state.observer.stop()
+    rt.shutdown()
+
+
+@pytest.mark.parametrize("route", ["/v1/recall", "/v1/observe"])
+def test_a_call_beyond_the_bound_is_refused_with_retry_after_and_changes_nothing(
+        tight: tuple[TestClient, Pipeline, dict[str, str]], monkeypatch: pytest.MonkeyPatch, route: str) -> None:
+    client, pipe, auth = tight
+    assert client.post("/v1/observe", json={"project": "p", "user": "the API listens on port 8080",
+                                            "request_id": "seed"}, headers=auth).status_code == 200
+    method = "recall" if route == "/v1/recall" else "observe"
+    real = getattr(pipe, method)
+    inside, release = threading.Event(), threading.Event()
+
+    def slow(*args: Any) -> Any:
+        inside.set()
+        release.wait(WAIT_S)
+        return real(*args)
+
+    monkeypatch.setattr(pipe, method, slow)
+    body = ({"project": "p", "query": "which port does the API listen on?"} if method == "recall"
+            else {"project": "p", "user": "the cache is redis", "request_id": "r-first"})
+    first: list[Any] = []
+    t = threading.Thread(target=lambda: first.append(client.post(route, json=body, headers=auth)))
+    t.start()
+    try:
+        assert inside.wait(WAIT_S)
+        refused_body = ({"project": "p", "query": "what is the cache?"} if method == "recall"
+                        else {"project": "p", "user": "the queue is rabbitmq", "request_id": "r-refused"})
+        r = client.post(route, json=refused_body, headers=auth)
+        assert r.status_code == 503, r.text
+        assert r.json()["code"] == "overloaded" and r.headers["retry-after"] == "1"
+    finally:
+        release.set()
+        t.join(WAIT_S)
+    assert first[0].status_code == 200, first[0].text
+    assert "admit;dur=" in first[0].headers["server-timing"]
+    turns = [u.request_id for u in pipe.log_timeline("p", limit=20)]
+    assert "r-refused" not in turns  # the refused call did nothing
+    if method == "observe":
+        assert "r-first" in turns  # the admitted one is durable once acknowledged
+    # the slot is free again
+    again = client.post(route, json=refused_body, headers=auth)
+    assert again.status_code == 200, again.text
