@@ -38,10 +38,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "eval" / "results"
 NAME = "replay-throughput"
@@ -193,6 +189,8 @@ def recall_under_replay(endpoint: FakeEndpoint, in_flight: int, turns: int, work
 
 def start_ray(nodes: int) -> Any:
     import ray
+
+    import actors.launch  # noqa: F401 - its import sets the quiet, local-only Ray defaults
 
     if nodes <= 1:
         ray.init(num_cpus=os.cpu_count() or 2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
