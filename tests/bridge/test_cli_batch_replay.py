@@ -59,3 +59,19 @@ def test_batch_replay_refuses_an_empty_folder(tmp_path: Path, capsys: pytest.Cap
     rc = main(["replay", str(tmp_path / "empty"), "--in-process", "--json", "--data-dir", str(tmp_path / "d")])
     doc = json.loads(capsys.readouterr().out)
     assert rc == 1 and doc["code"] == "invalid_input" and "no *.jsonl" in doc["error"]
+
+
+@pytest.mark.ray
+def test_batch_replay_on_the_ray_graph_gives_what_in_process_gives(
+        ray_session: None, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DYNMEM_EMBEDDER", "hash")
+    a = write(tmp_path / "a.jsonl", "alpha", ["the dev server runs on port 8080", "we deploy with docker compose"])
+    b = write(tmp_path / "b.jsonl", "beta", ["from now on we use pnpm, not npm"])
+    runs = {}
+    for mode in ("ray", "in-process"):
+        extra = ["--in-process"] if mode == "in-process" else []
+        rc = main(["replay", str(a), str(b), *extra, "--json", "--data-dir", str(tmp_path / mode)])
+        doc = json.loads(capsys.readouterr().out)
+        assert rc == 0 and doc["failed"] == 0, doc
+        runs[mode] = {p: s for f in doc["files"] for p, s in f["report"]["projects"].items()}
+    assert runs["ray"] == runs["in-process"] and set(runs["ray"]) == {"alpha", "beta"}
