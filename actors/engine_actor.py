@@ -8,6 +8,8 @@ is the in-memory table updated and the vector index told.
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import hashlib
 import json
 import re
@@ -90,6 +92,7 @@ class EngineService:
         if hasattr(index, "on_restart"):  # a restarted IndexActor is refilled from this store (RemoteIndex)
             index.on_restart = self._refill_index
         self._reindex()
+        _release_free_memory()  # opening a big store allocates rows and token lists once
 
     # ---- lifecycle -------------------------------------------------------------------
     def _reindex(self) -> None:
@@ -603,6 +606,19 @@ class EngineService:
 
 #: Vectors sent to the IndexActor per call when a store is opened (bounded messages and copies).
 _UPSERT_CHUNK = 10_000
+
+
+def _release_free_memory() -> None:
+    """Give memory freed after a bulk load back to the system (glibc keeps it otherwise).
+
+    Opening a store of 100k memories reads every row and token once; without this the engine
+    actor's RSS stays about 60 MiB higher than what it holds (eval/results/perf-scale).
+    """
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        pass
 
 
 def _local_only(items: Sequence[Memory] | Sequence[Candidate]) -> list[bool]:

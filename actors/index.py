@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -249,12 +250,21 @@ class VectorIndex:
         build = self._builds.get(scope)
         return build is not None and build.thread is not None and build.thread.is_alive()
 
+    def building_any(self) -> bool:
+        """Whether any background rebuild is still running."""
+        return any(self.building(scope) for scope in list(self._builds))
+
     def wait_for_builds(self, timeout_s: float | None = None) -> None:
-        """Wait for background rebuilds to finish and swap them in."""
-        for build in list(self._builds.values()):
-            if build.thread is not None:
-                build.thread.join(timeout_s)
-        self._finish_builds()
+        """Wait for background rebuilds to finish and swap them in, including a rebuild that a
+        finished one started (too many writes arrived during it: a store opened in chunks)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            for build in list(self._builds.values()):
+                if build.thread is not None:
+                    build.thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            self._finish_builds()
+            if not self.building_any() or (deadline is not None and time.monotonic() >= deadline):
+                return
 
     # -- internals -------------------------------------------------------------
 

@@ -144,6 +144,11 @@ class IndexService:
     def size(self, scope: str | None = None) -> int:
         return self.index.size(scope)
 
+    def wait_for_builds(self, timeout_s: float | None = None) -> bool:
+        """Wait for background index rebuilds (the switch to HNSW); True when none is left running."""
+        self.index.wait_for_builds(timeout_s)
+        return not self.index.building_any()
+
 
 def normalise_query(text: str) -> str:
     """The cache key of a query: redacted, whitespace runs collapsed, ends stripped.

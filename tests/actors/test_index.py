@@ -355,3 +355,29 @@ def test_many_writes_during_a_background_build_start_a_fresh_build_instead_of_a_
     assert fills == [50, 120]
     assert index.is_approximate("p") and index.size("p") == 120 and not index.building("p")
     assert index.search(vecs[100], ["p"], k=1)[0][0] == "m100"
+
+
+def test_wait_for_builds_also_waits_for_the_rebuild_that_a_finished_build_started(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = threading.Event()
+    real_fill = VectorIndex._fill
+    fills: list[int] = []
+
+    def held_fill(build: object, rows: np.ndarray, threads: int) -> None:
+        fills.append(len(rows))
+        if len(fills) == 1:
+            assert gate.wait(10)  # the first build waits while a store keeps sending vectors
+        real_fill(build, rows, threads)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VectorIndex, "_fill", staticmethod(held_fill))
+    vecs = unit_rows(120, seed=6)
+    index = VectorIndex(dim=DIM, approximate_above=40, background_above=30)
+    index.upsert("p", ids("m", 60), vecs[:60])
+    assert index.building("p")
+    index.upsert("p", ids("n", 60), vecs[60:])  # as many writes as the build had: it is started again
+    gate.set()
+    index.wait_for_builds(timeout_s=30)
+
+    assert fills == [60, 120]  # the second build had everything served at its start
+    assert not index.building_any() and index.is_approximate("p") and index.size("p") == 120
+    assert index.search(vecs[100], ["p"], k=1)[0] == ("n40", pytest.approx(1.0, abs=1e-5))

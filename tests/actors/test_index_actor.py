@@ -111,3 +111,18 @@ def test_a_zero_sized_cache_embeds_every_time() -> None:
 def test_the_cache_key_is_redacted_text() -> None:
     key = normalise_query("token  sk-abcdefghijklmnopqrstuvwxyz0123456789 here")
     assert "sk-abcdefghijklmnopqrstuvwxyz0123456789" not in key and key.startswith("token ")
+
+
+def test_wait_for_builds_returns_once_the_switch_to_hnsw_is_in_place() -> None:
+    from actors.index import VectorIndex
+
+    svc = IndexService(EmbedderSettings(name="hash"))
+    svc.index = VectorIndex(dim=svc.dim, approximate_above=40, background_above=0)  # every rebuild on a thread
+    rng = np.random.default_rng(0)
+    vecs = rng.standard_normal((120, svc.dim)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    ids = [f"m{i}" for i in range(120)]
+    svc.upsert("project:p", ids, vecs)
+    assert svc.wait_for_builds(timeout_s=120) is True
+    assert svc.index.is_approximate("project:p") and not svc.index.building_any()
+    assert svc.search(vecs[7], ["project:p"], 1)[0][0] == "m7"
