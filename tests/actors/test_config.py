@@ -18,6 +18,8 @@ ALLOWED = {
     "eval/perf/throughput.py",
     # Records the BLAS thread variables of the machine in a report's machine facts.
     "eval/perf/measure.py",
+    # Starts the fake model server as a child process with this checkout on its PYTHONPATH.
+    "eval/perf/replay_throughput.py",
 }
 
 
