@@ -20,6 +20,8 @@ ALLOWED = {
     "eval/perf/measure.py",
     # Starts the fake model server as a child process with this checkout on its PYTHONPATH.
     "eval/perf/replay_throughput.py",
+    # Reads and sets the BLAS/OpenMP thread counts of the embedding measurement's child processes.
+    "eval/perf/onnx_embed.py",
 }
 
 
