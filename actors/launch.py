@@ -151,6 +151,27 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
         ray.init(num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **quiet)
 
 
+def data_node_id(settings: Settings) -> str:
+    """The Ray node that holds the data directory: ``[runtime] data_node``, else this process's node."""
+    import ray
+
+    wanted = settings.runtime.data_node.strip()
+    if not wanted:
+        return str(ray.get_runtime_context().get_node_id())
+    alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}  # type: ignore[no-untyped-call]
+    if wanted not in alive:
+        raise InvalidInput(f"[runtime] data_node {wanted!r} is not a live node of this Ray cluster "
+                           f"({len(alive)} live nodes; `ray status` lists them)")
+    return wanted
+
+
+def on_data_node(settings: Settings) -> dict[str, Any]:
+    """Ray options that pin an actor to the data node (never elsewhere: soft=False)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=data_node_id(settings), soft=False)}
+
+
 def pool_size(backlog: int, lo: int, hi: int, per_worker: int) -> int:
     """Workers for ``backlog`` jobs when each keeps ``per_worker`` requests in flight, within [lo, hi]."""
     need = -(-max(0, backlog) // max(1, per_worker))
@@ -226,17 +247,7 @@ class Runtime:
 
     # ---- placement (issue 12) ----------------------------------------------------------
     def _data_node(self) -> str:
-        """The Ray node that holds the data directory: ``[runtime] data_node``, else this process's node."""
-        import ray
-
-        wanted = self.settings.runtime.data_node.strip()
-        if not wanted:
-            return str(ray.get_runtime_context().get_node_id())
-        alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}  # type: ignore[no-untyped-call]
-        if wanted not in alive:
-            raise InvalidInput(f"[runtime] data_node {wanted!r} is not a live node of this Ray cluster "
-                               f"({len(alive)} live nodes; `ray status` lists them)")
-        return wanted
+        return data_node_id(self.settings)
 
     def _placement(self, stateless: bool) -> dict[str, Any]:
         """Where an actor runs: an actor that owns files (a log, an engine, the index its engines fill)
@@ -320,8 +331,8 @@ class Runtime:
         # retried append or ingest must go through the idempotency keys (pipeline.pump).
         # Concurrency groups are an actor class option (Ray refuses them in .options()).
         # Any: Ray's ActorHandle typing cannot follow a class chosen at run time
-        actor_cls: Any = (ray.remote(concurrency_groups=groups)(_located(cls))  # type: ignore[call-overload]
-                          if groups else ray.remote(_located(cls)))
+        remote: Any = ray.remote  # its overloads do not list concurrency_groups, which it accepts
+        actor_cls: Any = remote(concurrency_groups=groups)(_located(cls)) if groups else remote(_located(cls))
         handle: Any = actor_cls.options(num_cpus=num_cpus, max_concurrency=concurrency, max_restarts=-1,
                                         max_task_retries=0, **self._placement(stateless)).remote(*args)
         self._actors.append(handle)

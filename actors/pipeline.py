@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from actors import repair
 from actors.clients import EngineClient, LogClient
 from actors.extraction_actor import Extracted
+from actors.index_actor import IndexService
 from actors.launch import Runtime
 from actors.ref import Pending, Ref
 from actors.store.log_store import LogHit
@@ -49,6 +50,10 @@ class DrainReport(BaseModel):
     adjudicated: int
     repaired: int = 0
     outcomes: dict[str, int]
+
+
+#: A leased batch of extract jobs: its lease token, and (job, its units, the pending extraction) each.
+Batch = tuple[str, list[tuple[Job, list[Unit], Pending[Extracted]]]]
 
 
 class Pipeline:
@@ -97,25 +102,39 @@ class Pipeline:
 
     def pump(self, project: str, outcomes: dict[str, int] | None = None, batch: int | None = None) -> tuple[int, int]:
         """Process one batch of extract jobs (``batch`` of them, default ``batch_jobs``); returns (done, failed)."""
+        d, f, _ = self.pump_ahead(project, outcomes, None, lookahead=False, batch=batch)
+        return d, f
+
+    def pump_ahead(self, project: str, outcomes: dict[str, int] | None, ahead: Batch | None,
+                   lookahead: bool = True, batch: int | None = None) -> tuple[int, int, Batch | None]:
+        """Ingest one batch while the next one is being extracted; returns (done, failed, next batch).
+
+        ``ahead`` is the batch a previous call started (its extractions in flight). With a
+        latency-bound endpoint this keeps requests in flight while a batch is ingested, so
+        throughput follows the requests in flight rather than their sum with the ingest time
+        (issue 12). Batches are ingested in lease order, and the units of each in turn order."""
         log = self.rt.log(project)
         engine = self.rt.engine(project)
-        token = self._token()
-        # A retry of this call after the log actor died returns the same batch (same token).
-        jobs = log.lease(["extract"], batch or self.batch_jobs, self._lease_ms(), token)
-        if not jobs:
-            return 0, 0
-        # The elastic pool follows the backlog: this batch plus what is still pending.
-        self.rt.scale_extractors(len(jobs) + self._pending_extracts(log))
+        started: list[Batch] = [ahead] if ahead is not None else []
         try:
-            return self._pump_jobs(project, log, engine, jobs, outcomes, token)
+            current = ahead if ahead is not None else self._start_batch(project, log, batch)
+            if current is None:
+                return 0, 0, None
+            started = [current]
+            nxt = self._start_batch(project, log, batch) if lookahead else None
+            if nxt is not None:
+                started.append(nxt)
+            d, f = self._finish_batch(project, log, engine, current, outcomes)
+            return d, f, nxt
         except ActorDied:
-            # The log or the engine died mid-batch: give the batch back at once (no attempt spent)
-            # rather than after its lease; a finished job is left alone, an ingest is exactly-once.
-            for job in jobs:
-                try:
-                    log.defer(job.id, 0, "a pipeline worker died during the batch", token)
-                except ActorDied:
-                    break  # still restarting: the lease runs out instead
+            # The log or the engine died mid-batch: give the batches back at once (no attempt spent)
+            # rather than after their lease; a finished job is left alone, an ingest is exactly-once.
+            for token, work in started:
+                for job, _, _ in work:
+                    try:
+                        log.defer(job.id, 0, "a pipeline worker died during the batch", token)
+                    except ActorDied:
+                        break  # still restarting: the lease runs out instead
             raise
 
     def _token(self) -> str:
@@ -129,18 +148,33 @@ class Pipeline:
         counts = log.job_counts()
         return int(counts.get("extract", {}).get("pending", 0))
 
-    def _pump_jobs(self, project: str, log: LogClient, engine: EngineClient, jobs: list[Job],
-                   outcomes: dict[str, int] | None, token: str = "") -> tuple[int, int]:
-        scope = project_scope(project)
+    def _start_batch(self, project: str, log: LogClient, batch: int | None = None) -> Batch | None:
+        """Lease a batch of extract jobs and send their units to the extraction pool (no wait)."""
         import json
 
+        token = self._token()
+        # A retry of this call after the log actor died returns the same batch (same token).
+        jobs = log.lease(["extract"], batch or self.batch_jobs, self._lease_ms(), token)
+        if not jobs:
+            return None
+        # The elastic pool follows the backlog: this batch plus what is still pending.
+        self.rt.scale_extractors(len(jobs) + self._pending_extracts(log))
+        scope = project_scope(project)
+        wanted = [json.loads(job.payload)["unit_ids"] for job in jobs]
+        by_id = {u.id: u for u in log.units([i for ids in wanted for i in ids])}  # one call per batch
         work: list[tuple[Job, list[Unit], Pending[Extracted]]] = []
-        for job in jobs:
-            ids = json.loads(job.payload)["unit_ids"]
-            units = log.units(ids)
+        for job, ids in zip(jobs, wanted):
+            units = [by_id[i] for i in ids if i in by_id]
             worker = self.rt.extractors[self._rr % len(self.rt.extractors)]
             self._rr += 1
             work.append((job, units, worker.submit_extract(units, scope)))
+        return token, work
+
+    def _finish_batch(self, project: str, log: LogClient, engine: EngineClient, batch: Batch,
+                      outcomes: dict[str, int] | None) -> tuple[int, int]:
+        """Wait for a batch's extractions, embed their candidates in one call, ingest in turn order."""
+        scope = project_scope(project)
+        token, work = batch
         done = failed = 0
         extracted: list[tuple[Job, list[Unit], Extracted]] = []
         for job, units, fut in work:
@@ -164,7 +198,8 @@ class Pipeline:
         texts = [c.text for c in cands]
         local_only = [c.sensitivity == Sensitivity.LOCAL_ONLY for c in cands]
         try:
-            vectors = self.rt.index.embed(texts, local_only) if texts else None
+            # the IndexActor's bulk group: a recall's query embedding never waits behind this batch
+            vectors = self.rt.index.ref.call_in("bulk", IndexService.embed, texts, local_only) if texts else None
         except (ModelUnavailable, ModelTimeout) as exc:  # a remote embedder is down: all wait
             for job, _, _ in extracted:
                 log.defer(job.id, self._resume_ms(), f"embed: {exc}", token)
@@ -257,9 +292,10 @@ class Pipeline:
 
         done = failed = adjudicated = repaired = 0
         outcomes: dict[str, int] = {}
+        ahead: Batch | None = None  # the batch being extracted while the previous one is ingested
         for _ in range(max_rounds):
             try:
-                d, f = self.pump(project, outcomes)
+                d, f, ahead = self.pump_ahead(project, outcomes, ahead)
                 a = self.adjudicate(project)
                 r = self.repair(project) if d == 0 else 0  # repairs read the log as extracted so far
                 done, failed, adjudicated, repaired = done + d, failed + f, adjudicated + a, repaired + r
@@ -272,6 +308,7 @@ class Pipeline:
             except ActorDied:
                 # A log or engine actor died mid-round and is being restarted from its stores; its
                 # leased jobs come back when their lease runs out. Nothing is lost: go on.
+                ahead = None  # given back by pump_ahead
                 self.restarts += 1
                 time.sleep(0.2)
         dead = sum(k.get("dead", 0) for k in self.rt.log(project).job_counts().values())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -73,7 +74,7 @@ def read_lines(path: Path) -> Iterator[bytes]:
 
 
 def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: bool = False,
-                progress: bool = False) -> ReplayReport:
+                progress: bool = False, position: int = 0) -> ReplayReport:
     """Run every turn of ``path`` through the whole pipeline and wait until all work is drained."""
     clock = getattr(getattr(pipe, "rt", None), "clock", None)
     now_ms = clock.now_ms() if clock is not None else int(time.time() * 1000)
@@ -101,12 +102,13 @@ def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: 
     if progress:
         from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type hints
 
-        bar = tqdm(total=new, unit="turn", desc="replay")
+        bar = tqdm(total=new, unit="turn", desc=f"replay {path.name}" if position else "replay", position=position)
     outcomes: Counter[str] = Counter()
     dead = 0
     projects = sorted({a.project for a in acks})
     for p in projects:
-        rep = pipe.drain(p, progress=bar.update if bar else None)
+        with _drain_lock(p):  # two files of one project (batch replay) are distilled one after the other
+            rep = pipe.drain(p, progress=bar.update if bar else None)
         outcomes.update(rep.outcomes)
         dead += rep.dead
     if bar:
@@ -115,6 +117,84 @@ def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: 
     return ReplayReport(file=str(path), turns=len(turns), new_turns=new, already_logged=len(acks) - new,
                         problems=problems, projects=states, outcomes=dict(outcomes), dead_jobs=dead, retried_dead=retried,
                         seconds=round(time.perf_counter() - t0, 3))
+
+
+_DRAIN_LOCKS: dict[str, threading.Lock] = {}
+_DRAIN_LOCKS_GUARD = threading.Lock()
+
+
+def _drain_lock(project: str) -> threading.Lock:
+    with _DRAIN_LOCKS_GUARD:
+        return _DRAIN_LOCKS.setdefault(project, threading.Lock())
+
+
+def history_files(paths: list[Path]) -> list[Path]:
+    """The history files named: a folder stands for its ``*.jsonl`` files (sorted), a file for itself."""
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found = sorted(q for q in p.glob("*.jsonl") if q.is_file())
+            if not found:
+                raise InvalidInput(f"no *.jsonl history file in the folder {p}")
+            files.extend(found)
+        else:
+            files.append(p)
+    if len(set(files)) != len(files):
+        raise InvalidInput("a history file is named twice")
+    return files
+
+
+class BatchItem(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    file: str
+    report: ReplayReport | None = None
+    error: str = ""
+    code: str = ""
+
+
+def replay_many(pipe: Pipeline, files: list[Path], project: str | None = None, strict: bool = False,
+                parallel: int = 4, progress: bool = False) -> list[BatchItem]:
+    """Replay several history files at once over one runtime (its single writer): each file in its
+    own thread with its own pipeline, so the projects' actors work in parallel; one progress bar
+    per file. A file that fails is reported and the others go on."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from engine.errors import DynmemError
+
+    def one(i_path: tuple[int, Path]) -> BatchItem:
+        i, path = i_path
+        mine = Pipeline(pipe.rt) if isinstance(pipe, Pipeline) else pipe
+        try:
+            rep = replay_file(mine, path, project=project, strict=strict, progress=progress, position=i + 1)
+            return BatchItem(file=str(path), report=rep)
+        except DynmemError as exc:
+            return BatchItem(file=str(path), error=exc.message, code=exc.code)
+
+    workers = max(1, min(parallel, len(files))) if isinstance(pipe, Pipeline) else 1
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="replay") as pool:
+        return list(pool.map(one, enumerate(files)))
+
+
+def batch_table(items: list[BatchItem], seconds: float) -> str:
+    """The summary table of a batch replay."""
+    rows = [("file", "projects", "turns", "new", "memories", "dead jobs", "seconds")]
+    for it in items:
+        r = it.report
+        if r is None:
+            rows.append((Path(it.file).name, f"error[{it.code}]: {it.error}"[:60], "-", "-", "-", "-", "-"))
+            continue
+        mems = sum(sum(states.values()) for states in r.projects.values())
+        rows.append((Path(it.file).name, ", ".join(sorted(r.projects)), str(r.turns), str(r.new_turns), str(mems),
+                     str(r.dead_jobs), f"{r.seconds:.1f}"))
+    ok = [it.report for it in items if it.report is not None]
+    rows.append((f"{len(items)} files", f"{len(items) - len(ok)} failed", str(sum(r.turns for r in ok)),
+                 str(sum(r.new_turns for r in ok)), str(sum(sum(sum(s.values()) for s in r.projects.values()) for r in ok)),
+                 str(sum(r.dead_jobs for r in ok)), f"{seconds:.1f} wall"))
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.insert(len(lines) - 1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
 
 
 class DemoAnswer(BaseModel):

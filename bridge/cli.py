@@ -142,17 +142,20 @@ def _recall_doc(res: Any) -> dict[str, Any]:
 
 # ---- subcommands ----------------------------------------------------------------------
 def cmd_replay(args: argparse.Namespace) -> int:
-    from actors.replay import replay_file
+    from actors.replay import history_files, replay_file
 
+    named = [Path(f) for f in args.file]
+    if len(named) > 1 or named[0].is_dir():
+        return _replay_batch(args, history_files(named))
     with _session(args, use_ray=not args.in_process) as pipe:
-        report = replay_file(pipe, Path(args.file), project=args.project, strict=args.strict,
+        report = replay_file(pipe, named[0], project=args.project, strict=args.strict,
                              progress=sys.stderr.isatty() and not args.json)
     # Each skipped line goes to stderr too, so that it is seen with --json and in scripts
     # that keep only stdout (DESIGN §11: reported with its line number, never silently dropped).
     for problem in report.problems:
         message = problem.message if problem.message.startswith(f"line {problem.line}") else \
             f"line {problem.line}: {problem.message}"
-        print(f"warning[malformed_history]: {args.file}: {message} (skipped)", file=sys.stderr)
+        print(f"warning[malformed_history]: {named[0]}: {message} (skipped)", file=sys.stderr)
     doc = report.model_dump()
     _emit(args, doc, lambda: print(report.summary()))
     if report.dead_jobs:  # not everything was distilled: a script must not take this run for complete
@@ -160,6 +163,34 @@ def cmd_replay(args: argparse.Namespace) -> int:
               f"a new replay retries them", file=sys.stderr)
         return EXIT_ERROR
     return EXIT_ERROR if report.problems and args.strict else 0
+
+
+def _replay_batch(args: argparse.Namespace, files: list[Path]) -> int:
+    """``dynmem replay a.jsonl b.jsonl DIR/``: every file at once over one runtime, then a summary table."""
+    import time
+
+    from actors.replay import batch_table, replay_many
+
+    if args.parallel < 1:
+        raise InvalidInput("--parallel must be at least 1")
+    t0 = time.perf_counter()
+    with _session(args, use_ray=not args.in_process) as pipe:
+        items = replay_many(pipe, files, project=args.project, strict=args.strict, parallel=args.parallel,
+                            progress=sys.stderr.isatty() and not args.json)
+    seconds = time.perf_counter() - t0
+    for it in items:
+        for problem in it.report.problems if it.report else []:
+            print(f"warning[malformed_history]: {it.file}: line {problem.line}: {problem.message} (skipped)",
+                  file=sys.stderr)
+    doc = {"files": [it.model_dump() for it in items], "seconds": round(seconds, 3),
+           "failed": sum(1 for it in items if it.report is None),
+           "dead_jobs": sum(it.report.dead_jobs for it in items if it.report)}
+    _emit(args, doc, lambda: print(batch_table(items, seconds)))
+    if doc["failed"] or doc["dead_jobs"]:
+        print(f"error[batch_incomplete]: {doc['failed']} file(s) failed, {doc['dead_jobs']} job(s) dead; "
+              f"see the table above", file=sys.stderr)
+        return EXIT_ERROR
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -603,9 +634,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     s = sub.add_parser("replay", parents=[common, ray_opts], help="run a JSONL history through the whole pipeline")
-    s.add_argument("file", help="history file, JSON Lines (one turn per line)")
+    s.add_argument("file", nargs="+", help="history files, JSON Lines (one turn per line), or folders of *.jsonl; "
+                                         "several are replayed in parallel, with a summary table")
     s.add_argument("--project", help="project for lines that name none")
     s.add_argument("--workers", type=int, help="extraction workers (default from settings)")
+    s.add_argument("--parallel", type=int, default=4, help="history files replayed at once (several files)")
     s.add_argument("--strict", action="store_true", help="stop at the first malformed line")
     s.set_defaults(func=cmd_replay, creates=True)
 

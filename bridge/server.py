@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from actors.launch import Runtime, init_ray
+from actors.launch import Runtime, init_ray, on_data_node
 from actors.pipeline import Pipeline
 from bridge.admission import wait_while
 from bridge.auth import REVIEW_TOKEN_FILE, TOKEN_FILE
@@ -305,7 +305,8 @@ def serve(data_dir: Path, settings: Settings, host: str = "127.0.0.1", port: int
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.set())
     # Any: Ray's typing sees the methods, not their ``.remote`` wrappers, on an actor handle
-    actor: Any = ray.remote(BridgeServer).options(num_cpus=0, max_concurrency=64).remote(
+    # The bridge opens the data directory (its Runtime): it runs on the node that holds it (issue 12).
+    actor: Any = ray.remote(BridgeServer).options(num_cpus=0, max_concurrency=64, **on_data_node(settings)).remote(
         str(data_dir), settings, host, port)
     sidecar = Path(data_dir) / SIDECAR_FILE
     try:

@@ -68,6 +68,8 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
     s.add_argument("--projects", type=int, default=3, help="projects replayed at once (each a copy of the example)")
     s.add_argument("--interval", type=float, default=0.8, help="seconds between kills")
     s.add_argument("--seed", type=int, default=0, help="seed of the choice of victims")
+    s.add_argument("--out", metavar="DIR", help="write the markdown report into DIR (default: none, print only)")
+    s.add_argument("--canonical", action="store_true", help="write the report into eval/results/")
     s.set_defaults(func=_dispatch("eval.chaos.run"))
 
     s = bsub.add_parser("load", parents=[common, par],

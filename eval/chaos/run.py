@@ -3,7 +3,7 @@ uninterrupted run (issue 17).
 
 The bundled 178-turn history is copied into several projects and replayed on a local Ray
 while a killer thread kills a random actor of the run's own ``Runtime`` (extraction,
-adjudication, investigator, a project's log or engine) every ``--interval`` seconds; rounds
+adjudication, investigator, the index, a project's log or engine) every ``--interval`` seconds; rounds
 repeat until ``--kills`` kills landed. Reported per run and in total: turns acknowledged,
 lost (acknowledged but not in the log), duplicated (logged twice), dead jobs, and memories
 differing from the same history replayed in one process without faults. All must be zero.
@@ -132,12 +132,31 @@ def main(args: argparse.Namespace) -> int:
     import ray
 
     ray.shutdown()
+    line = (f"{rep.kills} kills over {rep.rounds} replay(s) in {rep.seconds} s ({rep.killed}): "
+            f"{rep.turns_acked} turns acked, {rep.lost} lost, {rep.duplicated} duplicated, {rep.dead_jobs} dead jobs, "
+            f"{rep.differing_memories} memories differing from an uninterrupted run")
+    from eval.cli import report_dir
+
+    out = report_dir(args)
+    if out is not None:
+        command = (f"dynmem bench chaos --kills {args.kills} --projects {args.projects} --interval {args.interval:g} "
+                   f"--seed {args.seed}")
+        kinds = ", ".join(f"{k}: {v}" for k, v in sorted(rep.killed.items()))
+        (out / "chaos.json").write_text(json.dumps(rep.model_dump(), indent=2) + "\n", encoding="utf-8")
+        (out / "chaos.md").write_text(
+            "# Chaos: random actor kills during replays on Ray\n\n"
+            f"Command: `{command}`\n\n"
+            f"The example history copied into {args.projects} projects, replayed on a local Ray while a random actor "
+            f"of the run (extraction, adjudication, investigator, index, a project's log or engine) is killed every "
+            f"{args.interval:g} s; Ray restarts it.\n\n"
+            "| kills | by kind | turns acked | lost | duplicated | dead jobs | memories differing | seconds |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+            f"| {rep.kills} | {kinds} | {rep.turns_acked} | {rep.lost} | {rep.duplicated} | {rep.dead_jobs} "
+            f"| {rep.differing_memories} | {rep.seconds} |\n", encoding="utf-8")
     if getattr(args, "json", False):
         print(json.dumps(rep.model_dump()))
     else:
-        print(f"{rep.kills} kills over {rep.rounds} replay(s) in {rep.seconds} s ({rep.killed}): "
-              f"{rep.turns_acked} turns acked, {rep.lost} lost, {rep.duplicated} duplicated, {rep.dead_jobs} dead jobs, "
-              f"{rep.differing_memories} memories differing from an uninterrupted run")
+        print(line)
     return 0 if rep.clean else 1
 
 

@@ -11,7 +11,9 @@ A head and two worker nodes (``ray.cluster_utils.Cluster``, one CPU each) are st
    its engines fill) on the data node, model workers spread over more than one node;
 2. a replay on the three nodes gives exactly the memories of a one-node (in-process) replay;
 3. a worker node removed in the middle of a replay loses nothing and duplicates nothing;
-4. ``dynmem replay --address`` (another process) joins this cluster rather than starting its own.
+4. ``dynmem replay --address`` (another process) joins this cluster rather than starting its own;
+5. so does ``dynmem serve --address``, whose bridge runs on the node of the actors owning files,
+   and a CLI recall goes through it.
 
 Each check prints one JSON line; any failed check raises (exit status 1).
 """
@@ -156,6 +158,28 @@ def main(out: Path) -> int:
         cli_memories = sum(doc["projects"]["shop-api"].values())
         assert cli_memories == sum(expected.values()), (cli_memories, sum(expected.values()))
         report("cli_replay_joins_cluster", actors=dict(classes), memories=cli_memories)
+
+        # 5: `dynmem serve --address` joins too; the bridge and every actor owning files share one node.
+        before = {a["ActorID"] for a in ray._private.state.actors().values()}  # noqa: SLF001
+        cli = [sys.executable, "-m", "bridge.cli"]
+        data = ["--data-dir", str(out / "cli")]
+        up = subprocess.run([*cli, "serve", "--detach", "--address", cluster.address, *data, "--json"], cwd=REPO,
+                            env=env, capture_output=True, text=True, timeout=300)
+        assert up.returncode == 0, up.stderr[-2000:]
+        try:
+            asked = subprocess.run([*cli, "recall", "which port does the API run on?", "--project", "shop-api", *data,
+                                    "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+            assert asked.returncode == 0, asked.stderr[-2000:]
+            assert json.loads(asked.stdout)["memories"], "the sidecar recalled nothing from the replayed project"
+            live = [a for a in ray._private.state.actors().values()  # noqa: SLF001
+                    if a["ActorID"] not in before and a["State"] == "ALIVE"]
+            nodes = {a["ActorClassName"].rsplit(".", 1)[-1]: a["Address"]["NodeID"] for a in live}
+            assert {"BridgeServer", "EngineService", "IndexService"} <= set(nodes), nodes
+            owners = {nodes[k] for k in ("BridgeServer", "EngineService", "LogService", "IndexService") if k in nodes}
+            assert len(owners) == 1, nodes
+            report("cli_serve_joins_cluster", bridge_node=nodes["BridgeServer"], actors=sorted(nodes))
+        finally:
+            subprocess.run([*cli, "stop", *data], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     finally:
         ray.shutdown()
         cluster.shutdown()

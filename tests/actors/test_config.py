@@ -18,7 +18,9 @@ ALLOWED = {
     "eval/perf/throughput.py",
     # Records the BLAS thread variables of the machine in a report's machine facts.
     "eval/perf/measure.py",
-    # Runs each ONNX variant in a child process with its thread count in the environment, read back there.
+    # Starts the fake model server as a child process with this checkout on its PYTHONPATH.
+    "eval/perf/replay_throughput.py",
+    # Reads and sets the BLAS/OpenMP thread counts of the embedding measurement's child processes.
     "eval/perf/onnx_embed.py",
 }
 

@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKS = {"one_node", "placement", "three_nodes_equal_one_node", "node_removed_mid_replay", "cli_replay_joins_cluster"}
+CHECKS = {"one_node", "placement", "three_nodes_equal_one_node", "node_removed_mid_replay", "cli_replay_joins_cluster",
+          "cli_serve_joins_cluster"}
 
 
-@pytest.mark.ray
+@pytest.mark.slow
 def test_three_node_cluster_placement_exactness_node_loss_and_address(tmp_path: Path) -> None:
     # The CLI subprocess of the last check imports this checkout first, as the test itself does.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}

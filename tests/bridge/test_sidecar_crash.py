@@ -24,7 +24,7 @@ LONG_TURN = ("ok quick dump before standup: the flaky checkout test is mostly ti
 
 
 def cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*DYNMEM, *args, "--data-dir", str(data)], capture_output=True, text=True, timeout=120,
+    return subprocess.run([*DYNMEM, *args, "--data-dir", str(data)], capture_output=True, text=True, timeout=300,
                           cwd=Path(__file__).resolve().parents[2])
 
 
@@ -72,7 +72,7 @@ def test_a_killed_sidecar_loses_no_job_and_applies_each_once(tmp_path: Path) -> 
     info2 = json.loads(again.stdout)
     assert not [p for p in ray_pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
     token = Path(info2["token_file"]).read_text().strip()
-    deadline = time.time() + 120
+    deadline = time.time() + 300
     block = ""
     with httpx.Client(base_url=info2["url"], headers={"Authorization": f"Bearer {token}"}, timeout=30) as c:
         while time.time() < deadline:

@@ -183,8 +183,10 @@ class FakeOpenAI:
         port: int = 0,
         model: str = DEFAULT_MODEL,
         responder: Callable[[Mapping[str, Any]], str | None] | None = None,
+        latency_s: float = 0.0,
     ) -> None:
         self.rules = [r if isinstance(r, Rule) else Rule.from_dict(r) for r in script]
+        self.latency_s = latency_s  # every POST answers after this long (a latency-bound endpoint)
         self.responder = responder
         self.record_path = Path(record_path) if record_path else None
         self.model = model
@@ -321,6 +323,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             body = self._read_body()
             fake._record("POST", self.path, self.headers, body)
             path = self.path.split("?")[0].rstrip("/")
+            if fake.latency_s > 0:
+                fake._stopping.wait(fake.latency_s)
             if not isinstance(body, dict):
                 self._error(400, "body must be a JSON object")
             elif path.endswith("/chat/completions"):
@@ -444,12 +448,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--script", type=Path, help="JSON file: a list of rules")
     p.add_argument("--record", type=Path, help="append each request to this JSONL file")
     p.add_argument("--brain", action="store_true", help="answer dynmem's own prompts with fakes.brain")
+    p.add_argument("--latency-ms", type=float, default=0.0, help="answer every POST after this many milliseconds")
     args = p.parse_args(argv)
     script = json.loads(args.script.read_text()) if args.script else []
     responder = None
     if args.brain:
         from fakes.brain import answer as responder
-    fake = FakeOpenAI(script, record_path=args.record, host=args.host, port=args.port, responder=responder)
+    fake = FakeOpenAI(script, record_path=args.record, host=args.host, port=args.port, responder=responder,
+                      latency_s=args.latency_ms / 1000)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())
