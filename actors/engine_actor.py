@@ -21,15 +21,18 @@ from typing import Protocol
 import numpy as np
 
 from actors.clock import Clock
-from actors.store.memory_store import MemoryStore, Review
+from actors.store.memory_store import AuditRecord, MemoryStore, Review
 from actors.wire import (
     ForgetRequest,
     ForgetResult,
     IngestReport,
     MemoryDetail,
+    OpenConflict,
     RecallRequest,
     RecallResult,
     RememberRequest,
+    RepairRecord,
+    ReviewItem,
     Stats,
 )
 from engine.dynamics import credit, rebalance
@@ -265,9 +268,10 @@ class EngineService:
                 out |= {t.a_id, t.b_id}
         return out
 
-    def repairs(self, limit: int = 100) -> list[dict[str, object]]:
+    def repairs(self, limit: int = 100) -> list[RepairRecord]:
         """Recorded repair investigations, newest first."""
-        return [{"job": key, "at_ms": at, **json.loads(result or "{}")} for key, at, result in self.store.receipts("repair:", limit)]
+        return [RepairRecord.model_validate({"job": key, "at_ms": at, **json.loads(result or "{}")})
+                for key, at, result in self.store.receipts("repair:", limit)]
 
     def remember(self, req: RememberRequest) -> IngestReport:
         """A memory stated directly by the user or agent (not extracted)."""
@@ -492,14 +496,14 @@ class EngineService:
         except NotFound:
             self.store.add_review(Review(id=rid, tension_id=tension_id, scope=self.scope, created_ms=now_ms))
 
-    def reviews(self, status: str | None = "open") -> list[dict[str, object]]:
+    def reviews(self, status: str | None = "open") -> list[ReviewItem]:
         """Reviews with the two memories they are about."""
         out = []
         for r in self.store.reviews(status):
             t = self.table.tensions.get(r.tension_id)
             tension = t or next((x for x in self.store.load_tensions(open_only=False) if x.id == r.tension_id), None)
             mems = [self.table.get(i) for i in ((tension.a_id, tension.b_id) if tension else ())]
-            out.append({"review": r, "memories": [m for m in mems if m is not None]})
+            out.append(ReviewItem(review=r, memories=tuple(m for m in mems if m is not None)))
         return out
 
     def decide_review(self, review_id: str, decision: str, decided_by: Origin, note: str = "",
@@ -536,16 +540,16 @@ class EngineService:
         self._commit(Effects(memories=(new,), audit=(ev,), receipt="patch:" + stable_id("p", m.id, update, ev.at_ms)), {})
         return new
 
-    def conflicts(self) -> list[dict[str, object]]:
+    def conflicts(self) -> list[OpenConflict]:
         """Open tensions with both memories (contested ones are served with a marker meanwhile)."""
-        out: list[dict[str, object]] = []
+        out: list[OpenConflict] = []
         for t in sorted(self.table.tensions.values(), key=lambda x: x.created_at_ms):
             a, b = self.table.get(t.a_id), self.table.get(t.b_id)
             if a is not None and b is not None:
-                out.append({"tension": t, "a": a, "b": b})
+                out.append(OpenConflict(tension=t, a=a, b=b))
         return out
 
-    def audit(self, limit: int = 100, since_id: int | None = None) -> list[object]:
+    def audit(self, limit: int = 100, since_id: int | None = None) -> list[AuditRecord]:
         return list(self.store.audit(limit=limit, since_id=since_id))
 
 

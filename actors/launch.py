@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
@@ -20,6 +19,9 @@ from urllib.parse import urlparse
 
 import numpy as np
 
+from actors.clients import (
+    AdjudicationClient, EngineClient, ExtractionClient, IndexClient, InvestigatorClient, LogClient, ServiceClient,
+)
 from actors.clock import Clock
 from actors.config import env, set_process_defaults
 from actors.engine_actor import EngineService, _slug
@@ -27,83 +29,13 @@ from actors.extraction_actor import ExtractionService
 from actors.index_actor import IndexService
 from actors.log_actor import LogService
 from actors.store.writer_lock import WriterLock
-from engine.errors import ActorDied, DynmemError, InvalidInput, ServiceUnavailable
-from engine.models import Memory
+from actors.ref import Ref
+from engine.errors import InvalidInput, ServiceUnavailable
 from engine.settings import Settings
 
+__all__ = ["INDEX_GROUPS", "Ref", "RemoteIndex", "Runtime", "init_ray", "is_plain_data", "reachable"]
+
 set_process_defaults("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")  # quiet, local-only Ray (FACTS.md)
-
-
-class Ref:
-    """Calls a plain object or a Ray actor handle the same way, unwrapping Ray's errors."""
-
-    def __init__(self, target: Any, remote: bool) -> None:
-        self.target = target
-        self.remote = remote
-        # A local target serves one call at a time, like an actor (remote refs are pickled: no lock).
-        self._lock = threading.RLock() if not remote else None
-
-    # How long a call waits for a dead actor to be restarted by Ray (an actor takes 0.4-0.6 s
-    # to start, FACTS.md; a project's engine also reloads its memories and re-indexes them).
-    RESTART_WAIT_S = 30.0
-
-    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        """Call ``method`` and wait for its result; if the actor died, call again once Ray has
-        restarted it. Safe because every state-changing method is idempotent on its keys
-        (request ids, unit hashes, job ids and receipts) or checks the job's state first."""
-        return self.call_in(None, method, *args, **kwargs)
-
-    def call_in(self, group: str | None, method: str, *args: Any, **kwargs: Any) -> Any:
-        """:meth:`call` in one of the actor's concurrency groups (its own thread and queue on Ray;
-        in process, where one lock serves every call, the group changes nothing)."""
-        deadline = time.monotonic() + self.RESTART_WAIT_S
-        pause = 0.05
-        while True:
-            try:
-                return self.result(self.submit_in(group, method, *args, **kwargs))
-            except ActorDied:
-                if not self.remote or time.monotonic() + pause > deadline:
-                    raise
-                time.sleep(pause)
-                pause = min(pause * 2, 1.0)
-
-    def submit(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        return self.submit_in(None, method, *args, **kwargs)
-
-    def submit_in(self, group: str | None, method: str, *args: Any, **kwargs: Any) -> Any:
-        if not self.remote:
-            try:
-                assert self._lock is not None
-                with self._lock:
-                    return ("value", getattr(self.target, method)(*args, **kwargs))
-            except Exception as exc:  # delivered by result(), like a Ray future
-                return ("error", exc)
-        bound = getattr(self.target, method)
-        if group is not None:
-            bound = bound.options(concurrency_group=group)
-        return bound.remote(*args, **kwargs)
-
-    @staticmethod
-    def result(pending: Any, timeout_s: float | None = None) -> Any:
-        if isinstance(pending, tuple) and pending and pending[0] in ("value", "error"):
-            if pending[0] == "error":
-                raise pending[1]
-            return pending[1]
-        import ray
-        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
-
-        try:
-            return ray.get(pending, timeout=timeout_s)
-        except RayTaskError as exc:
-            cause = getattr(exc, "cause", None)
-            if isinstance(cause, DynmemError):
-                raise cause from None
-            raise
-        except RayActorError as exc:
-            # One line, no Ray internals (actor id, pid, address): the actor restarts on its own.
-            raise ActorDied("a worker of the memory pipeline stopped and is being restarted; try again") from exc
-        except GetTimeoutError as exc:
-            raise ServiceUnavailable("an actor did not answer in time") from exc
 
 
 #: Concurrency groups of the IndexActor: a recall's query embedding has its own thread and
@@ -113,7 +45,7 @@ INDEX_GROUPS = {"query": 1, "bulk": 1}
 
 
 class RemoteIndex:
-    """The IndexPort of EngineService, over a Ref to the IndexActor.
+    """The IndexPort of EngineService, over the typed client of the IndexActor.
 
     Supervision: the IndexActor keeps its FAISS index in memory, so when Ray restarts it the
     index is empty. Before each call that reads or changes the index, the port compares the
@@ -122,15 +54,15 @@ class RemoteIndex:
     an index that forgot this engine's memories.
     """
 
-    def __init__(self, ref: Ref) -> None:
-        self.ref = ref
+    def __init__(self, index: IndexClient) -> None:
+        self.index = index
         self.on_restart: Callable[[], None] | None = None  # set by the engine that holds this port
         self._generation: str | None = None
 
     def _fresh(self) -> None:
         if self.on_restart is None:
             return
-        gen = str(self.ref.call("generation"))
+        gen = self.index.generation()
         if self._generation is None:
             self._generation = gen
         elif gen != self._generation:
@@ -138,33 +70,25 @@ class RemoteIndex:
             self.on_restart()
 
     def embed(self, texts: list[str], local_only: list[bool] | None = None) -> np.ndarray:
-        return self.ref.call_in("bulk", "embed", texts, local_only)  # type: ignore[no-any-return]
+        return self.index.ref.call_in("bulk", IndexService.embed, texts, local_only)
 
     def upsert(self, scope: str, ids: list[str], vectors: np.ndarray) -> None:
         self._fresh()
-        self.ref.call("upsert", scope, ids, vectors)
+        self.index.upsert(scope, ids, vectors)
 
     def remove(self, ids: list[str]) -> None:
         self._fresh()
-        self.ref.call("remove", ids)
+        self.index.remove(ids)
 
     def search(self, vector: np.ndarray, scopes: list[str], k: int) -> list[tuple[str, float]]:
         self._fresh()
-        return self.ref.call("search", vector, scopes, k)  # type: ignore[no-any-return]
+        return self.index.search(vector, scopes, k)
 
     def embed_search(self, text: str, scopes: list[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
         self._fresh()
         # Two calls on Ray (about 1 ms more) so that the query never waits for a bulk batch.
-        vec = self.ref.call_in("query", "embed_query", text)
-        return vec, self.ref.call("search", vec, scopes, k)
-
-
-class RemoteGlobal:
-    def __init__(self, ref: Ref) -> None:
-        self.ref = ref
-
-    def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None:
-        return self.ref.call("snapshot", since_version)  # type: ignore[no-any-return]
+        vec = self.index.ref.call_in("query", IndexService.embed_query, text)
+        return vec, self.index.search(vec, scopes, k)
 
 
 def is_plain_data(value: Any) -> bool:
@@ -172,7 +96,7 @@ def is_plain_data(value: Any) -> bool:
 
     Plain: ``None``, numbers, strings, bytes, paths, enums, pydantic models of plain fields,
     lists, tuples and dicts of plain values, a :class:`Clock` (it holds at most a number),
-    and the ports that wrap another actor's handle (``RemoteIndex``, ``RemoteGlobal``).
+    and the typed clients and ports that wrap another actor's handle (``EngineClient``, ``RemoteIndex``).
     Not plain: model clients, endpoints, embedders, stores, anything with a lock or a socket.
     """
     from enum import Enum
@@ -189,8 +113,10 @@ def is_plain_data(value: Any) -> bool:
         return all(is_plain_data(k) and is_plain_data(v) for k, v in value.items())
     if type(value) in (Clock, *Clock.__subclasses__()):
         return all(isinstance(v, (int, float)) for v in vars(value).values())
-    if isinstance(value, (RemoteIndex, RemoteGlobal)):
-        return value.ref.remote
+    if isinstance(value, RemoteIndex):
+        return value.index.remote
+    if isinstance(value, ServiceClient):
+        return value.remote
     return False
 
 
@@ -255,15 +181,17 @@ def pool_size(backlog: int, lo: int, hi: int, per_worker: int) -> int:
 _LOCATED: dict[type, type] = {}
 
 
+def node_id(self: Any) -> str:
+    """The Ray node an actor runs on (a method of every actor class, added by :func:`_located`)."""
+    import ray
+
+    return str(ray.get_runtime_context().get_node_id())
+
+
 def _located(cls: type) -> type:
     """``cls`` with a ``node_id()`` method: where its actor runs, so that tests and ``dynmem
     doctor`` assert placement rather than assume it (the plain class stays untouched)."""
     if cls not in _LOCATED:
-        def node_id(self: Any) -> str:
-            import ray
-
-            return str(ray.get_runtime_context().get_node_id())
-
         _LOCATED[cls] = type(cls.__name__, (cls,), {"node_id": node_id})
     return _LOCATED[cls]
 
@@ -286,8 +214,8 @@ class Runtime:
         #: Names this run: lease tokens start with it, and a log store gives back the leases of
         #: any other run (a process that is gone: the writer lock admits one run at a time).
         self.run_id = uuid.uuid4().hex[:16]
-        self._logs: dict[str, Ref] = {}
-        self._engines: dict[str, Ref] = {}
+        self._logs: dict[str, LogClient] = {}
+        self._engines: dict[str, EngineClient] = {}
         self._last_used: OrderedDict[str, int] = OrderedDict()  # project -> last use (ms), LRU first
         self._actors: list[Any] = []
         #: (actor class, constructor arguments) of every actor started, for checks and tests.
@@ -309,12 +237,13 @@ class Runtime:
         from actors.investigator_actor import InvestigatorService
 
         self.data_node = self._data_node() if self.use_ray else ""
-        self.index = self._spawn(IndexService, settings.embedder, settings.model, groups=INDEX_GROUPS)
-        self.extractors: list[Ref] = []
+        self.index = IndexClient(self._spawn(IndexService, settings.embedder, settings.model, groups=INDEX_GROUPS))
+        self.extractors: list[ExtractionClient] = []
         self._grow_extractors(self.pool_bounds()[0])
-        self.adjudicator = self._service(AdjudicationService)
-        self.investigator = self._service(InvestigatorService)
-        self.global_engine = self._spawn(EngineService, None, self.data_dir, settings, self._index_port(), self.clock)
+        self.adjudicator = AdjudicationClient(self._service(AdjudicationService))
+        self.investigator = InvestigatorClient(self._service(InvestigatorService))
+        self.global_engine = EngineClient(self._spawn(EngineService, None, self.data_dir, settings, self._index_port(),
+                                                      self.clock))
 
     # ---- placement (issue 12) ----------------------------------------------------------
     def _data_node(self) -> str:
@@ -330,11 +259,11 @@ class Runtime:
 
         return {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=self.data_node, soft=False)}
 
-    def placement_of(self, ref: Ref) -> str:
+    def placement_of(self, client: ServiceClient[Any]) -> str:
         """The node id an actor runs on (asked of the actor itself; "" in process)."""
-        if not ref.remote:
+        if not client.remote:
             return ""
-        return str(ref.call("node_id"))
+        return client.ref.call(node_id)
 
     # ---- the elastic extraction pool ----------------------------------------------------
     def pool_bounds(self) -> tuple[int, int, int]:
@@ -371,10 +300,10 @@ class Runtime:
 
     def _grow_extractors(self, n: int) -> None:
         while len(self.extractors) < n:
-            self.extractors.append(self._service(ExtractionService, concurrency=self.pool_bounds()[2],
-                                                 num_cpus=self.settings.runtime.extraction_num_cpus))
+            self.extractors.append(ExtractionClient(self._service(ExtractionService, concurrency=self.pool_bounds()[2],
+                                                                  num_cpus=self.settings.runtime.extraction_num_cpus)))
 
-    def _service(self, cls: Any, concurrency: int = 1, num_cpus: float = 0.0) -> Ref:
+    def _service(self, cls: Any, concurrency: int = 1, num_cpus: float = 0.0) -> Ref[Any]:
         """A model-client service: built from ``[model]`` inside its actor (or over a test's client)."""
         if self._client_factory is not None:
             return Ref(cls.with_client(self._client_factory()), remote=False)
@@ -385,7 +314,7 @@ class Runtime:
         return RemoteIndex(self.index) if self.use_ray else self.index.target
 
     def _spawn(self, cls: type, *args: Any, stateless: bool = False, concurrency: int = 1, num_cpus: float = 0.0,
-               groups: dict[str, int] | None = None) -> Ref:
+               groups: dict[str, int] | None = None) -> Ref[Any]:
         self.spawned.append((cls, args))
         if not self.use_ray:
             return Ref(cls(*args), remote=False)
@@ -412,17 +341,18 @@ class Runtime:
     def project_dir(self, project: str) -> Path:
         return self.data_dir / "projects" / _slug(project)
 
-    def log(self, project: str) -> Ref:
+    def log(self, project: str) -> LogClient:
         with self._lock:
             self._touch(project)
             return self._log(project)
 
-    def _log(self, project: str) -> Ref:
+    def _log(self, project: str) -> LogClient:
         if project not in self._logs:
-            self._logs[project] = self._spawn(LogService, self.project_dir(project), self.clock, project, self.run_id)
+            self._logs[project] = LogClient(self._spawn(LogService, self.project_dir(project), self.clock, project,
+                                                        self.run_id))
         return self._logs[project]
 
-    def engine(self, project: str) -> Ref:
+    def engine(self, project: str) -> EngineClient:
         with self._lock:
             self._touch(project)
             return self._engine(project)
@@ -456,11 +386,12 @@ class Runtime:
 
     def _has_live_jobs(self, project: str) -> bool:
         """Whether a project still has work (pending or running jobs): its actors stay until it is done."""
-        for table in (self._logs, self._engines):
-            ref = table.get(project)
-            if ref is None:
+        tables: tuple[dict[str, LogClient] | dict[str, EngineClient], ...] = (self._logs, self._engines)
+        for table in tables:
+            client = table.get(project)
+            if client is None:
                 continue
-            counts: dict[str, dict[str, int]] = ref.call("job_counts")
+            counts = client.job_counts()
             if any(c.get("pending", 0) + c.get("running", 0) for c in counts.values()):
                 return True
         return False
@@ -468,25 +399,26 @@ class Runtime:
     def _release(self, project: str) -> None:
         """Close a project's stores and stop its actors (caller holds the lock)."""
         self._last_used.pop(project, None)
-        for table in (self._engines, self._logs):
-            ref = table.pop(project, None)
-            if ref is None:
+        tables: tuple[dict[str, EngineClient] | dict[str, LogClient], ...] = (self._engines, self._logs)
+        for table in tables:
+            client = table.pop(project, None)
+            if client is None:
                 continue
             try:
-                ref.call("close")
+                client.close()
             except Exception:  # closing is best effort: the stores are WAL and durable
                 pass
             if self.use_ray:
                 import ray
 
-                ray.kill(ref.target, no_restart=True)
-                self._actors = [h for h in self._actors if h is not ref.target]
+                ray.kill(client.target, no_restart=True)
+                self._actors = [h for h in self._actors if h is not client.target]
 
-    def _engine(self, project: str) -> Ref:
+    def _engine(self, project: str) -> EngineClient:
         if project not in self._engines:
-            glob = RemoteGlobal(self.global_engine) if self.use_ray else self.global_engine.target
-            self._engines[project] = self._spawn(EngineService, project, self.data_dir, self.settings,
-                                                 self._index_port(), self.clock, glob)
+            glob = self.global_engine if self.use_ray else self.global_engine.target
+            self._engines[project] = EngineClient(self._spawn(EngineService, project, self.data_dir, self.settings,
+                                                              self._index_port(), self.clock, glob))
         return self._engines[project]
 
     def has_project(self, project: str) -> bool:
@@ -507,22 +439,24 @@ class Runtime:
                 continue
         return sorted(names)
 
-    def supervised_actors(self) -> list[tuple[str, Ref]]:
+    def supervised_actors(self) -> list[tuple[str, ServiceClient[Any]]]:
         """The actors Ray restarts from their arguments and stores, by kind (for fault injection).
 
         A restarted IndexActor is refilled by the engines from their stores (RemoteIndex).
         """
         with self._lock:
-            return ([("extraction", r) for r in self.extractors] + [("adjudication", self.adjudicator),
-                                                                     ("investigator", self.investigator),
-                                                                     ("index", self.index)]
-                    + [("log", r) for r in self._logs.values()] + [("engine", r) for r in self._engines.values()])
+            out: list[tuple[str, ServiceClient[Any]]] = [("extraction", r) for r in self.extractors]
+            out += [("adjudication", self.adjudicator), ("investigator", self.investigator), ("index", self.index)]
+            out += [("log", r) for r in self._logs.values()]
+            out += [("engine", r) for r in self._engines.values()]
+            return out
 
     def shutdown(self) -> None:
         """Close every store and stop the actors (Ray itself is left to its owner)."""
-        for ref in [*self._engines.values(), *self._logs.values(), self.global_engine]:
+        closable: list[EngineClient | LogClient] = [*self._engines.values(), *self._logs.values(), self.global_engine]
+        for client in closable:
             try:
-                ref.call("close")
+                client.close()
             except Exception:  # best effort at shutdown; the stores are WAL and durable
                 pass
         if self.use_ray:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from actors.clock import Clock
-from actors.store.log_store import LogStore
+from actors.store.log_store import LogHit, LogStore
 from engine.errors import Conflict
 from engine.models import Job, TurnIn, Unit
 from engine.miss_signals import is_correction
@@ -69,7 +69,7 @@ class LogService:
     def job_counts(self) -> dict[str, dict[str, int]]:
         return self.store.job_counts()
 
-    def search(self, query: str, limit: int = 10, before_turn: int | None = None) -> list[object]:
+    def search(self, query: str, limit: int = 10, before_turn: int | None = None) -> list[LogHit]:
         return list(self.store.search(query, limit=limit, before_turn=before_turn))
 
     def timeline(self, around_turn: int | None = None, limit: int = 20) -> list[Unit]:

@@ -14,12 +14,22 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from actors import repair
-from actors.launch import Ref, Runtime
-from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, Stats
+from actors.clients import EngineClient, LogClient
+from actors.extraction_actor import Extracted
+from actors.index_actor import IndexService
+from actors.launch import Runtime
+from actors.ref import Pending, Ref
+from actors.store.log_store import LogHit
+from actors.store.memory_store import AuditRecord
+from actors.wire import (
+    ForgetRequest, ForgetResult, IngestReport, MemoryDetail, OpenConflict, RecallRequest, RecallResult, RememberRequest,
+    RepairRecord, ReviewItem, Stats,
+)
 from engine.errors import ActorDied, DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
 from engine.gate import stored_id
 from engine.limits import check_turn_size, check_turn_time
 from engine.models import Job, Memory, Origin, Sensitivity, TurnIn, Unit
+from engine.retrieval import ScoreTerms
 from engine.scopes import project_scope
 from engine.miss_signals import is_memory_question
 
@@ -43,7 +53,7 @@ class DrainReport(BaseModel):
 
 
 #: A leased batch of extract jobs: its lease token, and (job, its units, the pending extraction) each.
-Batch = tuple[str, list[tuple[Any, list[Unit], Any]]]
+Batch = tuple[str, list[tuple[Job, list[Unit], Pending[Extracted]]]]
 
 
 class Pipeline:
@@ -73,12 +83,12 @@ class Pipeline:
         for project, batch in by_project.items():
             log = self.rt.log(project)
             new_ids: list[str] = []
-            for unit, created in log.call("append", batch):
+            for unit, created in log.append(batch):
                 acks.append(ObserveAck(unit_id=unit.id, project=project, turn=unit.turn, created=created))
                 if created:
                     new_ids.append(unit.id)
             # A user correction at the start of a turn is a miss signal ("no, it's ...").
-            for unit in log.call("correction_units", new_ids) if new_ids else []:
+            for unit in log.correction_units(new_ids) if new_ids else []:
                 repair.signal(log, "correction", unit.user, bound_turn=unit.turn + 1, session=unit.session,
                               daily_cap=self.rt.settings.repair.daily_cap)
         return acks
@@ -122,7 +132,7 @@ class Pipeline:
             for token, work in started:
                 for job, _, _ in work:
                     try:
-                        log.call("defer", job.id, 0, "a pipeline worker died during the batch", token)
+                        log.defer(job.id, 0, "a pipeline worker died during the batch", token)
                     except ActorDied:
                         break  # still restarting: the lease runs out instead
             raise
@@ -134,52 +144,52 @@ class Pipeline:
         return f"{self.rt.run_id}:{uuid.uuid4().hex[:12]}"
 
     @staticmethod
-    def _pending_extracts(log: Ref) -> int:
-        counts: dict[str, dict[str, int]] = log.call("job_counts")
+    def _pending_extracts(log: LogClient) -> int:
+        counts = log.job_counts()
         return int(counts.get("extract", {}).get("pending", 0))
 
-    def _start_batch(self, project: str, log: Ref, batch: int | None = None) -> Batch | None:
+    def _start_batch(self, project: str, log: LogClient, batch: int | None = None) -> Batch | None:
         """Lease a batch of extract jobs and send their units to the extraction pool (no wait)."""
         import json
 
         token = self._token()
         # A retry of this call after the log actor died returns the same batch (same token).
-        jobs = log.call("lease", ["extract"], batch or self.batch_jobs, self._lease_ms(), token)
+        jobs = log.lease(["extract"], batch or self.batch_jobs, self._lease_ms(), token)
         if not jobs:
             return None
         # The elastic pool follows the backlog: this batch plus what is still pending.
         self.rt.scale_extractors(len(jobs) + self._pending_extracts(log))
         scope = project_scope(project)
         wanted = [json.loads(job.payload)["unit_ids"] for job in jobs]
-        by_id = {u.id: u for u in log.call("units", [i for ids in wanted for i in ids])}  # one call per batch
-        work: list[tuple[Any, list[Unit], Any]] = []
+        by_id = {u.id: u for u in log.units([i for ids in wanted for i in ids])}  # one call per batch
+        work: list[tuple[Job, list[Unit], Pending[Extracted]]] = []
         for job, ids in zip(jobs, wanted):
             units = [by_id[i] for i in ids if i in by_id]
-            ex = self.rt.extractors[self._rr % len(self.rt.extractors)]
+            worker = self.rt.extractors[self._rr % len(self.rt.extractors)]
             self._rr += 1
-            work.append((job, units, ex.submit("extract", units, scope)))
+            work.append((job, units, worker.submit_extract(units, scope)))
         return token, work
 
-    def _finish_batch(self, project: str, log: Ref, engine: Ref, batch: Batch,
+    def _finish_batch(self, project: str, log: LogClient, engine: EngineClient, batch: Batch,
                       outcomes: dict[str, int] | None) -> tuple[int, int]:
         """Wait for a batch's extractions, embed their candidates in one call, ingest in turn order."""
         scope = project_scope(project)
         token, work = batch
         done = failed = 0
-        extracted: list[tuple[Any, list[Unit], Any]] = []
+        extracted: list[tuple[Job, list[Unit], Extracted]] = []
         for job, units, fut in work:
             try:
                 extracted.append((job, units, self._extracted(fut, units, scope)))
             except (ModelUnavailable, ModelTimeout) as exc:  # endpoint down: wait, no attempt spent
-                log.call("defer", job.id, self._resume_ms(), f"extract: {exc}", token)
+                log.defer(job.id, self._resume_ms(), f"extract: {exc}", token)
                 self.deferred += 1
             except ActorDied as exc:
                 # The worker died, not the extraction: retried at once (on the restarted worker
                 # or another one) without spending an attempt, and never handed to repair.
-                log.call("defer", job.id, 0, f"extract: {exc}", token)
+                log.defer(job.id, 0, f"extract: {exc}", token)
                 self.deferred += 1
             except Exception as exc:  # a failed extraction is retried later, never dropped
-                if log.call("fail", job.id, f"extract: {exc}", token) == "dead" and units:
+                if log.fail(job.id, f"extract: {exc}", token) == "dead" and units:
                     # Failed for good: the investigator may still recover the facts from the log.
                     repair.signal(log, "extraction_failed", " ".join(u.user for u in units)[:2000],
                                   bound_turn=max(u.turn for u in units) + 1, daily_cap=self.rt.settings.repair.daily_cap)
@@ -188,10 +198,11 @@ class Pipeline:
         texts = [c.text for c in cands]
         local_only = [c.sensitivity == Sensitivity.LOCAL_ONLY for c in cands]
         try:
-            vectors = self.rt.index.call_in("bulk", "embed", texts, local_only) if texts else None
+            # the IndexActor's bulk group: a recall's query embedding never waits behind this batch
+            vectors = self.rt.index.ref.call_in("bulk", IndexService.embed, texts, local_only) if texts else None
         except (ModelUnavailable, ModelTimeout) as exc:  # a remote embedder is down: all wait
             for job, _, _ in extracted:
-                log.call("defer", job.id, self._resume_ms(), f"embed: {exc}", token)
+                log.defer(job.id, self._resume_ms(), f"embed: {exc}", token)
                 self.deferred += 1
             return done, failed
         offset = 0
@@ -200,21 +211,21 @@ class Pipeline:
             vecs = vectors[offset:offset + n] if vectors is not None and n else None
             offset += n
             try:
-                report: IngestReport = engine.call("ingest", job.key, list(ex.candidates), vecs, len(units))
-                log.call("complete", job.id, token)
+                report: IngestReport = engine.ingest(job.key, list(ex.candidates), vecs, len(units))
+                log.complete(job.id, token)
                 done += 1
                 if outcomes is not None:
                     for k, v in report.outcomes.items():
                         outcomes[k] = outcomes.get(k, 0) + v
             except ActorDied as exc:  # the engine restarts; the ingest receipt makes a retry exactly-once
-                log.call("defer", job.id, 0, f"ingest: {exc}", token)
+                log.defer(job.id, 0, f"ingest: {exc}", token)
                 self.deferred += 1
             except DynmemError as exc:
-                log.call("fail", job.id, f"ingest: {exc}", token)
+                log.fail(job.id, f"ingest: {exc}", token)
                 failed += 1
         return done, failed
 
-    def _extracted(self, fut: Any, units: list[Unit], scope: str, tries: int = 4) -> Any:
+    def _extracted(self, fut: Pending[Extracted], units: list[Unit], scope: str, tries: int = 4) -> Extracted:
         """The result of an extraction; if its worker died, the same units go to the next worker
         at once (Ray restarts the dead one), so the batch keeps its turn order and no attempt
         is spent. Raises ``ActorDied`` only if every try met a dying worker."""
@@ -227,7 +238,7 @@ class Pipeline:
                 ex = self.rt.extractors[self._rr % len(self.rt.extractors)]
                 self._rr += 1
                 self.redone += 1
-                fut = ex.submit("extract", units, scope)
+                fut = ex.submit_extract(units, scope)
         raise AssertionError("unreachable")
 
     def adjudicate(self, project: str, n: int = 32) -> int:
@@ -235,18 +246,18 @@ class Pipeline:
         engine = self.rt.engine(project)
         decided = 0
         token = self._token()
-        for job_id, tension_id, a, b in engine.call("lease_adjudications", n, self._lease_ms(), token):
+        for job_id, tension_id, a, b in engine.lease_adjudications(n, self._lease_ms(), token):
             try:
-                j = self.rt.adjudicator.call("judge", a, b)
+                j = self.rt.adjudicator.judge(a, b)
                 by = Origin.RULES if j.decided_by == "rules" else Origin.JUDGE
-                engine.call("decide", tension_id, j.verdict, by, f"{j.decided_by}: {j.reason}")
-                engine.call("complete_job", job_id, token)
+                engine.decide(tension_id, j.verdict, by, f"{j.decided_by}: {j.reason}")
+                engine.complete_job(job_id, token)
                 decided += 1
             except (ModelUnavailable, ModelTimeout, ActorDied) as exc:  # a dependency is down: no attempt spent
-                engine.call("defer_job", job_id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, str(exc), token)
+                engine.defer_job(job_id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, str(exc), token)
                 self.deferred += 1
             except DynmemError as exc:
-                engine.call("fail_job", job_id, str(exc), token)
+                engine.fail_job(job_id, str(exc), token)
         return decided
 
     def _lease_ms(self) -> int:
@@ -255,23 +266,23 @@ class Pipeline:
     def jobs(self, project: str) -> dict[str, dict[str, int]]:
         """Job counts by kind and state, on the log and on the engine."""
         self._known(project)
-        counts: dict[str, dict[str, int]] = dict(self.rt.log(project).call("job_counts"))
-        counts.update(self.rt.engine(project).call("job_counts"))
+        counts: dict[str, dict[str, int]] = dict(self.rt.log(project).job_counts())
+        counts.update(self.rt.engine(project).job_counts())
         return counts
 
     def job_list(self, project: str, state: str | None = None, limit: int = 200) -> tuple[dict[str, dict[str, int]], list[Job]]:
         """The log's job counts and its jobs (newest first), for ``dynmem jobs list``."""
         log = self.rt.log(self._known(project))
-        return dict(log.call("job_counts")), list(log.call("jobs", state, None, limit))
+        return dict(log.job_counts()), list(log.jobs(state, None, limit))
 
     def retry_job(self, project: str, job_id: int) -> None:
         """Give a dead log job another try."""
-        self.rt.log(self._known(project)).call("retry_job", job_id)
+        self.rt.log(self._known(project)).retry_job(job_id)
 
     def pending(self, project: str) -> int:
         """Live jobs that this pipeline drains (extract and repair on the log, adjudicate on the engine)."""
-        logc = self.rt.log(project).call("job_counts")
-        ecounts = self.rt.engine(project).call("job_counts").get("adjudicate", {})
+        logc = self.rt.log(project).job_counts()
+        ecounts = self.rt.engine(project).job_counts().get("adjudicate", {})
         live = (logc.get("extract", {}), logc.get("repair", {}), ecounts)
         return sum(c.get("pending", 0) + c.get("running", 0) for c in live)
 
@@ -300,7 +311,7 @@ class Pipeline:
                 ahead = None  # given back by pump_ahead
                 self.restarts += 1
                 time.sleep(0.2)
-        dead = sum(k.get("dead", 0) for k in self.rt.log(project).call("job_counts").values())
+        dead = sum(k.get("dead", 0) for k in self.rt.log(project).job_counts().values())
         return DrainReport(jobs_done=done, jobs_failed=failed, dead=dead, adjudicated=adjudicated, repaired=repaired,
                            outcomes=outcomes)
 
@@ -318,12 +329,12 @@ class Pipeline:
         if not self.rt.has_project(req.project):
             # A project without stores: the global engine answers (global memories only), and no
             # folder, log or engine is created for a read (issue 17, failure 5).
-            return self.rt.global_engine.call("recall", req)  # type: ignore[no-any-return]
-        res: RecallResult = self.rt.engine(req.project).call("recall", req)
+            return self.rt.global_engine.recall(req)
+        res: RecallResult = self.rt.engine(req.project).recall(req)
         if (res.abstained and not req.passive and req.as_of_ms is None and self.rt.settings.repair.on_abstain
                 and is_memory_question(req.query)):
             log = self.rt.log(req.project)
-            if log.call("search", req.query, 1):
+            if log.search(req.query, 1):
                 repair.signal(log, "abstained", req.query, daily_cap=self.rt.settings.repair.daily_cap)
         return res
 
@@ -331,15 +342,15 @@ class Pipeline:
         if req.request_id:
             req = req.model_copy(update={"request_id": stored_id(req.request_id)})
         if req.scope == "global":
-            return self.rt.global_engine.call("remember", req)  # type: ignore[no-any-return]
-        return self.rt.engine(req.project).call("remember", req)  # type: ignore[no-any-return]
+            return self.rt.global_engine.remember(req)
+        return self.rt.engine(req.project).remember(req)
 
     def forget(self, req: ForgetRequest) -> ForgetResult:
         """Retract (or purge) memories; a purge also erases the source turns from the log."""
         self._known(req.project)
-        res: ForgetResult = self.rt.engine(req.project).call("forget", req)
+        res: ForgetResult = self.rt.engine(req.project).forget(req)
         if req.purge and res.purged_units:
-            self.rt.log(req.project).call("purge_units", list(res.purged_units))
+            self.rt.log(req.project).purge_units(list(res.purged_units))
         if req.purge:
             from pathlib import Path
 
@@ -354,37 +365,38 @@ class Pipeline:
 
     def _purge_worker_caches(self, texts: list[str]) -> int:
         """Each model worker erases ``texts`` from its own reply cache, on whichever node it runs."""
-        workers = [*self.rt.extractors, self.rt.adjudicator, self.rt.investigator]
-        return sum(int(Ref.result(p)) for p in [w.submit("purge_cache", texts) for w in workers])
+        pending = [w.submit_purge_cache(texts) for w in self.rt.extractors]  # all at once, then collected
+        pending += [self.rt.adjudicator.submit_purge_cache(texts), self.rt.investigator.submit_purge_cache(texts)]
+        return sum(Ref.result(p) for p in pending)
 
     # ---- the global scope (the user's memories, shared by every project) ------------------------
     def global_memories(self, state: str | None = None) -> list[Memory]:
         """Every memory of the global scope (optionally in one state)."""
-        return self.rt.global_engine.call("list_memories", state)  # type: ignore[no-any-return]
+        return self.rt.global_engine.list_memories(state)
 
     def global_detail(self, memory_id: str) -> MemoryDetail:
-        return self.rt.global_engine.call("detail", memory_id)  # type: ignore[no-any-return]
+        return self.rt.global_engine.detail(memory_id)
 
     def global_forget(self, memory_id: str | None = None, match: str | None = None, purge: bool = False,
                       request_id: str = "") -> ForgetResult:
         """Retract (or purge) global memories; audited like a project's. A purge erases the memory's
         text; the turns it came from stay in their projects' logs (forget them there by project)."""
         req = ForgetRequest(project="", memory_id=memory_id, match=match, purge=purge, request_id=stored_id(request_id))
-        res: ForgetResult = self.rt.global_engine.call("forget", req)
+        res: ForgetResult = self.rt.global_engine.forget(req)
         return res.model_copy(update={"erase_from_caches": (), "purged_units": ()})
 
     def global_patch(self, memory_id: str, tier: str | None = None, sensitivity: str | None = None) -> Memory:
-        return self.rt.global_engine.call("patch", memory_id, tier, sensitivity)  # type: ignore[no-any-return]
+        return self.rt.global_engine.patch(memory_id, tier, sensitivity)
 
     def memories(self, project: str, state: str | None = None) -> list[Memory]:
         self._known(project)  # like every read: an unknown project is NotFound, and nothing is created
-        return self.rt.engine(project).call("list_memories", state)  # type: ignore[no-any-return]
+        return self.rt.engine(project).list_memories(state)
 
     def detail(self, project: str, memory_id: str) -> MemoryDetail:
         self._known(project)
-        return self.rt.engine(project).call("detail", memory_id)  # type: ignore[no-any-return]
+        return self.rt.engine(project).detail(memory_id)
 
-    def why(self, project: str, memory_id: str, query: str | None = None) -> Any:
+    def why(self, project: str, memory_id: str, query: str | None = None) -> ScoreTerms | None:
         """Every score term of a memory for ``query`` (default: its own text); None when not eligible."""
         m = self.detail(project, memory_id).memory
         res = self.recall(RecallRequest(project=project, query=query or m.text, passive=True, k=50,
@@ -394,11 +406,11 @@ class Pipeline:
 
     def stats(self, project: str) -> Stats:
         self._known(project)
-        return self.rt.engine(project).call("stats")  # type: ignore[no-any-return]
+        return self.rt.engine(project).stats()
 
     def export(self, project: str) -> list[Memory]:
         self._known(project)
-        return self.rt.engine(project).call("export")  # type: ignore[no-any-return]
+        return self.rt.engine(project).export()
 
     def import_memories(self, project: str, memories: Sequence[Memory], request_id: str = "") -> int:
         """Restore exported memories; global-scope rows go to the global engine."""
@@ -407,9 +419,9 @@ class Pipeline:
         mine = [m for m in memories if m.scope != "global"]
         n = 0
         if mine:
-            n += self.rt.engine(project).call("import_memories", mine, request_id)
+            n += self.rt.engine(project).import_memories(mine, request_id)
         if glob:
-            n += self.rt.global_engine.call("import_memories", glob, request_id)
+            n += self.rt.global_engine.import_memories(glob, request_id)
         return n
 
     # ---- feedback, misses and the log ---------------------------------------------------
@@ -421,12 +433,12 @@ class Pipeline:
         engine = self.rt.engine(project)
         request_id = stored_id(request_id)  # receipts and hits are stored: ids go through the gate
         key = "feedback:" + (request_id or retrieval_id)
-        done = engine.call("receipt", key)
+        done = engine.receipt(key)
         if done is not None:
             return list(json.loads(done or "[]"))
-        injected = engine.call("injected", retrieval_id)
-        used = self.rt.adjudicator.call("recognize", answer, injected) if injected and answer.strip() else []
-        engine.call("credit_hits", retrieval_id, used, request_id)
+        injected = engine.injected(retrieval_id)
+        used = self.rt.adjudicator.recognize(answer, injected) if injected and answer.strip() else []
+        engine.credit_hits(retrieval_id, used, request_id)
         return list(used)
 
     def miss(self, project: str, query: str, tool: str = "", session: str = "") -> int | None:
@@ -445,59 +457,59 @@ class Pipeline:
         settings = self.rt.settings.repair
         done = 0
         token = self._token()
-        for job in log.call("lease", ["repair"], n, self._lease_ms(), token):
+        for job in log.lease(["repair"], n, self._lease_ms(), token):
             try:
                 p = json.loads(job.payload)
                 sig = RepairSignal(query=p["query"], kind=p["kind"], bound_turn=p["bound_turn"],
                                    scope=project_scope(project))
-                inv = self.rt.investigator.call("investigate", sig, repair.RemoteLogTools(log),
+                inv = self.rt.investigator.investigate(sig, repair.RemoteLogTools(log),
                                                 settings.budget_calls, settings.budget_chars)
-                engine.call("ingest_repair", job.key, list(inv.accepted), repair.report_of(inv))
-                log.call("complete", job.id, token)
+                engine.ingest_repair(job.key, list(inv.accepted), repair.report_of(inv))
+                log.complete(job.id, token)
                 done += 1
             except (ModelUnavailable, ModelTimeout, ActorDied) as exc:  # a dependency is down: no attempt spent
-                log.call("defer", job.id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, f"repair: {exc}",
+                log.defer(job.id, self._resume_ms() if not isinstance(exc, ActorDied) else 0, f"repair: {exc}",
                          token)
                 self.deferred += 1
             except (DynmemError, KeyError, ValueError) as exc:
-                log.call("fail", job.id, f"repair: {exc}", token)
+                log.fail(job.id, f"repair: {exc}", token)
         return done
 
-    def repairs(self, project: str, limit: int = 100) -> list[dict[str, Any]]:
+    def repairs(self, project: str, limit: int = 100) -> list[RepairRecord]:
         self._known(project)
-        return self.rt.engine(project).call("repairs", limit)  # type: ignore[no-any-return]
+        return self.rt.engine(project).repairs(limit)
 
-    def log_search(self, project: str, query: str, limit: int = 10) -> list[Any]:
+    def log_search(self, project: str, query: str, limit: int = 10) -> list[LogHit]:
         self._known(project)
-        return self.rt.log(project).call("search", query, limit)  # type: ignore[no-any-return]
+        return self.rt.log(project).search(query, limit)
 
     def log_timeline(self, project: str, around_turn: int | None = None, limit: int = 20) -> list[Unit]:
         self._known(project)
-        return self.rt.log(project).call("timeline", around_turn, limit)  # type: ignore[no-any-return]
+        return self.rt.log(project).timeline(around_turn, limit)
 
     def log_window(self, project: str, unit_id: str, radius: int = 2) -> list[Unit]:
         self._known(project)
-        return self.rt.log(project).call("window", unit_id, radius)  # type: ignore[no-any-return]
+        return self.rt.log(project).window(unit_id, radius)
 
     # ---- truth maintenance: conflicts, reviews, audit, tiers --------------------------------
-    def conflicts(self, project: str) -> list[dict[str, Any]]:
+    def conflicts(self, project: str) -> list[OpenConflict]:
         self._known(project)
-        return self.rt.engine(project).call("conflicts")  # type: ignore[no-any-return]
+        return self.rt.engine(project).conflicts()
 
-    def reviews(self, project: str, status: str | None = "open") -> list[dict[str, Any]]:
+    def reviews(self, project: str, status: str | None = "open") -> list[ReviewItem]:
         self._known(project)
-        return self.rt.engine(project).call("reviews", status)  # type: ignore[no-any-return]
+        return self.rt.engine(project).reviews(status)
 
     def decide_review(self, project: str, review_id: str, decision: str, decided_by: Origin, note: str = "",
                       request_id: str = "") -> list[Memory]:
         self._known(project)
-        return self.rt.engine(project).call("decide_review", review_id, decision, decided_by, note,  # type: ignore[no-any-return]
+        return self.rt.engine(project).decide_review(review_id, decision, decided_by, note,
                                             stored_id(request_id))
 
-    def audit(self, project: str, limit: int = 100, since_id: int | None = None) -> list[Any]:
+    def audit(self, project: str, limit: int = 100, since_id: int | None = None) -> list[AuditRecord]:
         self._known(project)
-        return self.rt.engine(project).call("audit", limit, since_id)  # type: ignore[no-any-return]
+        return self.rt.engine(project).audit(limit, since_id)
 
     def patch(self, project: str, memory_id: str, tier: str | None = None, sensitivity: str | None = None) -> Memory:
         self._known(project)
-        return self.rt.engine(project).call("patch", memory_id, tier, sensitivity)  # type: ignore[no-any-return]
+        return self.rt.engine(project).patch(memory_id, tier, sensitivity)

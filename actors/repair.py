@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from actors.launch import Ref
+from actors.clients import LogClient
 from actors.store.log_store import LogHit
 from engine.gate import stored_id, stored_text
 from engine.models import Unit
@@ -25,35 +25,35 @@ KINDS = ("correction", "log_tool", "abstained", "extraction_failed")
 
 
 class RemoteLogTools:
-    """The investigator's read-only view of a project log, over a Ref to its LogActor."""
+    """The investigator's read-only view of a project log, over the typed client of its LogActor."""
 
-    def __init__(self, log: Ref) -> None:
+    def __init__(self, log: LogClient) -> None:
         self.log = log
 
     def search(self, query: str, limit: int = 10, before_turn: int | None = None) -> list[LogHit]:
-        return self.log.call("search", query, limit, before_turn)  # type: ignore[no-any-return]
+        return self.log.search(query, limit, before_turn)
 
     def timeline(self, around_turn: int | None = None, limit: int = 20) -> list[Unit]:
-        return self.log.call("timeline", around_turn, limit)  # type: ignore[no-any-return]
+        return self.log.timeline(around_turn, limit)
 
     def window(self, unit_id: str, radius: int = 2) -> list[Unit]:
-        return self.log.call("window", unit_id, radius)  # type: ignore[no-any-return]
+        return self.log.window(unit_id, radius)
 
     def units(self, ids: Sequence[str]) -> list[Unit]:
-        return self.log.call("units", list(ids))  # type: ignore[no-any-return]
+        return self.log.units(ids)
 
 
-def signal(log: Ref, kind: str, query: str, bound_turn: int | None = None, session: str = "",
+def signal(log: LogClient, kind: str, query: str, bound_turn: int | None = None, session: str = "",
            daily_cap: int = 50) -> int | None:
     """Enqueue one repair job; identical signals (same kind, query and bound) are one job."""
     if kind not in KINDS:
         raise ValueError(f"unknown repair signal {kind!r}")
-    bound = bound_turn if bound_turn is not None else int(log.call("last_turn")) + 1
+    bound = bound_turn if bound_turn is not None else log.last_turn() + 1
     query, session = stored_text(query), stored_id(session)  # a job payload is stored: redacted first
     norm = " ".join(query.casefold().split())[:2000]
     key = "repair:" + hashlib.sha256(f"{kind}\x1f{norm}\x1f{bound}".encode()).hexdigest()[:24]
     payload = json.dumps({"kind": kind, "query": query[:4000], "bound_turn": max(1, bound), "session": session})
-    return log.call("enqueue_repair", key, payload, daily_cap)  # type: ignore[no-any-return]
+    return log.enqueue_repair(key, payload, daily_cap)
 
 
 def report_of(investigation: Any) -> str:

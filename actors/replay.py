@@ -92,7 +92,7 @@ def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: 
     turns = [t if t.ts_ms is not None else t.model_copy(update={"ts_ms": base + i}) for i, t in enumerate(turns)]
     t0 = time.perf_counter()
     # Jobs a previous replay left dead get fresh attempts now (they are drained below).
-    retried = sum(int(pipe.rt.log(p).call("retry_dead", "extract"))
+    retried = sum(int(pipe.rt.log(p).retry_dead("extract"))
                   for p in sorted({t.project for t in turns}) if pipe.rt.has_project(p))
     acks = []
     for i in range(0, len(turns), 256):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.models import AuditEvent, Memory, Tier, Sensitivity
+from actors.store.memory_store import Review
+from engine.models import AuditEvent, Memory, Sensitivity, Tension, Tier
 from engine.retrieval import Conflict, Recalled, Suppressed
 
 
@@ -78,3 +79,66 @@ class Stats(Msg):
     memories_by_pool: dict[str, int]
     open_tensions: int
     step: int
+
+
+class ReviewItem(Msg):
+    """A review with the memories of its tension (none when the tension is gone)."""
+
+    review: Review
+    memories: tuple[Memory, ...]
+
+
+class OpenConflict(Msg):
+    """An open tension with both of its memories."""
+
+    tension: Tension
+    a: Memory
+    b: Memory
+
+
+class RepairSignalRecord(Msg):
+    """The signal an investigation started from (``RepairSignal`` as stored)."""
+
+    query: str = Field(description="what memory should have answered: the question or the correction")
+    kind: str = Field(description="correction, abstained, log_tool or extraction_failed")
+    bound_turn: int = Field(description="turn of the signal; only units before it were read")
+    scope: str = Field(description="scope of the proposals: 'global' or 'project:<id>'")
+
+
+class RepairRead(Msg):
+    """One log read of an investigation (``ToolCall`` as stored)."""
+
+    tool: str = Field(description="search, timeline, window or units")
+    args: dict[str, str | int | list[str] | None] = Field(description="the arguments of the read")
+    unit_ids: tuple[str, ...] = Field(default=(), description="units the read revealed")
+    chars: int = Field(default=0, description="characters revealed by this read (first reveals only)")
+    truncated: bool = Field(default=False, description="the budget cut the read short")
+    refused: bool = Field(default=False, description="the budget was spent; nothing was read")
+    error: str = Field(default="", description="why the read failed, if it did")
+
+
+class RepairProposal(Msg):
+    """A fact an investigation proposed, and whether grounding (or a review decision) let it in."""
+
+    text: str = Field(description="the proposed memory")
+    key: str = Field(description="its key (what it is about)")
+    cites: tuple[str, ...] = Field(description="units the proposal cites as its evidence")
+    accepted: bool = Field(description="grounded and ingested")
+    reason: str = Field(description="why it was accepted or rejected")
+    slot: int | None = Field(default=None, description="position among the accepted proposals (accepted ones only)")
+
+
+class RepairRecord(Msg):
+    """A recorded repair investigation: the job, when, and the report of ``actors.repair.report_of``.
+
+    Dump it with ``exclude_unset=True`` to get the stored document back as it was written.
+    """
+
+    job: str = Field(description="the repair job's key")
+    at_ms: int = Field(description="when the investigation was recorded")
+    signal: RepairSignalRecord | None = Field(default=None, description="what started the investigation")
+    read: tuple[RepairRead, ...] = Field(default=(), description="every log read, in order")
+    calls_used: int = Field(default=0, description="log tool calls spent")
+    chars_revealed: int = Field(default=0, description="characters of log text revealed")
+    stopped: str = Field(default="", description="why the investigation ended early, if it did")
+    proposals: tuple[RepairProposal, ...] = Field(default=(), description="what it proposed, with the verdicts")

@@ -1,30 +1,33 @@
-"""The HTTP API (FastAPI): validation, auth, one error table, and calls into the pipeline."""
+"""The HTTP API (FastAPI): validation, auth, one error table; the routes live in ``bridge/routes/``.
+
+``create_app`` builds the app: the guard (body size, content type, bearer tokens), the error
+handlers, and every router of ``bridge.routes.ROUTERS`` (one per resource), over a
+:class:`bridge.routes.context.Bridge` holding the pipeline.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import AfterValidator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from actors.pipeline import Pipeline
-from actors.wire import ForgetRequest, RecallRequest, RememberRequest
 from bridge import wire
 from bridge.admission import Gate, ObserveBatcher
 from bridge.api_docs import install_api_docs
 from bridge.auth import Tokens
-from bridge.cli_routes import add_cli_routes
 from bridge.inspector import RecentRecalls, mount_inspector
+from bridge.routes import ROUTERS
+from bridge.routes.context import Bridge
 from bridge.version import __version__
 from engine import errors as E
-from engine.history import parse_ts
-from engine.models import Origin, Sensitivity, Tier, TurnIn
+from engine.models import TurnIn
 
 VERSION = __version__
 MAX_BODY_BYTES = 1_048_576
@@ -83,30 +86,6 @@ ADMISSION: dict[str, tuple[int, int, float]] = {
 OBSERVE_MAX_PENDING = 2048
 
 
-def _mem_out(m: Any) -> wire.MemoryOut:
-    return wire.MemoryOut.model_validate(m.model_dump(mode="json"))
-
-
-def _unit_out(u: Any, snippet: str | None = None) -> wire.UnitOut:
-    return wire.UnitOut(id=u.id, turn=u.turn, session=u.session, ts_ms=u.ts_ms, user=u.user, assistant=u.assistant,
-                        snippet=snippet)
-
-
-# The project of GET and DELETE routes, validated like the ``project`` of every body.
-ProjectQuery = Annotated[str, Query(min_length=1, max_length=512, pattern=wire.PROJECT_PATTERN,
-                                    description=wire.PROJECT_DESCRIPTION), AfterValidator(wire.valid_project)]
-
-
-def _ts(field: str, text: str | None) -> int | None:
-    """An ISO 8601 body field to epoch ms; a bad value is the caller's input error, named by field."""
-    if not text:
-        return None
-    try:
-        return parse_ts(text)
-    except (E.InvalidInput, OverflowError) as exc:  # parse_ts speaks of history lines (MalformedHistory)
-        raise E.InvalidInput(f"{field}: {text!r} is not an ISO 8601 time") from exc
-
-
 def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None] = lambda p: None) -> FastAPI:
     """Build the app over a pipeline; ``on_observe`` wakes the background worker for a project."""
     tokens = Tokens(data_dir)
@@ -119,6 +98,8 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
                   description="Long-term project memory for coding agents. Every route but /v1/health needs a bearer token.",
                   responses=ERROR_RESPONSES, docs_url=None, redoc_url=None)
     install_api_docs(app)  # /docs from a registry package (offline), bearer schemes in /openapi.json
+    app.state.bridge = Bridge(pipe=pipe, data_dir=Path(data_dir), tokens=tokens, recent=recent, on_observe=on_observe,
+                              observer=observer)
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -179,155 +160,11 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     async def internal(request: Request, exc: Exception) -> JSONResponse:
         return _err(500, f"internal error ({type(exc).__name__})", "internal")
 
-    @app.get("/v1/health", response_model=wire.Health)
-    def health() -> wire.Health:
-        return wire.Health(ok=True, version=VERSION)
-
-    @app.post("/v1/observe", response_model=wire.ObserveReply)
-    def observe(body: wire.ObserveBody) -> wire.ObserveReply:
-        ts_ms = _ts("ts", body.ts)
-        turn = TurnIn(project=body.project, session=body.session, user=body.user, assistant=body.assistant,
-                      ts_ms=ts_ms, request_id=body.request_id)
-        pipe.check_turn(turn)  # a bad turn is refused here, never in a batch with others
-        ack = observer.submit(turn)  # durable once this returns (written with the observes waiting now)
-        on_observe(body.project)
-        return wire.ObserveReply(unit_id=ack.unit_id, turn=ack.turn, created=ack.created)
-
-    @app.post("/v1/recall", response_model=wire.RecallReply)
-    def recall(body: wire.RecallBody) -> wire.RecallReply:
-        req = RecallRequest(project=body.project, query=body.query, k=body.k, budget_tokens=body.budget_tokens,
-                            passive=body.passive, as_of_ms=_ts("as_of", body.as_of))
-        res = pipe.recall(req)
-        if res.abstained and not body.passive:
-            on_observe(body.project)  # an abstained live recall may have queued a repair job
-        recent.add(body.project, body.query, pipe.rt.clock.now_ms(), res)
-        return wire.RecallReply(
-            retrieval_id=res.retrieval_id, abstained=res.abstained, context=res.context,
-            memories=[wire.RecalledMemory(id=m.id, text=m.text, score=m.score, state=m.state, scope=m.scope, kind=m.kind,
-                                          tier=m.tier, provisional=m.provisional, always_on=m.always_on)
-                      for m in res.memories],
-            conflicts=[wire.ConflictLine(**c.model_dump()) for c in res.conflicts])
-
-    @app.post("/v1/feedback", response_model=wire.FeedbackReply)
-    def feedback(body: wire.FeedbackBody) -> wire.FeedbackReply:
-        return wire.FeedbackReply(used=pipe.feedback(body.project, body.retrieval_id, body.answer, body.request_id or ""))
-
-    @app.get("/v1/memories", response_model=wire.MemoryList)
-    def list_memories(project: ProjectQuery, state: str | None = None) -> wire.MemoryList:
-        return wire.MemoryList(memories=[_mem_out(m) for m in pipe.memories(project, state)])
-
-    @app.post("/v1/memories", response_model=wire.RememberReply)
-    def remember(body: wire.RememberBody) -> wire.RememberReply:
-        rep = pipe.remember(RememberRequest(project=body.project, text=body.text, scope=body.scope, tier=Tier(body.tier),
-                                            ttl_hours=body.ttl_hours, sensitivity=Sensitivity(body.sensitivity),
-                                            request_id=body.request_id or ""))
-        return wire.RememberReply(memory_ids=list(rep.memory_ids), outcomes=rep.outcomes)
-
-    @app.get("/v1/memories/{memory_id}", response_model=wire.MemoryOut)
-    def show(memory_id: str, project: ProjectQuery) -> wire.MemoryOut:
-        return _mem_out(pipe.detail(project, memory_id).memory)
-
-    @app.get("/v1/memories/{memory_id}/why", response_model=wire.WhyReply)
-    def why(memory_id: str, project: ProjectQuery, query: str | None = None) -> wire.WhyReply:
-        d = pipe.detail(project, memory_id)
-        terms = pipe.why(project, memory_id, query)
-        return wire.WhyReply(memory=_mem_out(d.memory),
-                             why=wire.ScoreTermsOut.model_validate(terms.model_dump()) if terms else None,
-                             history=[wire.AuditEventOut.model_validate(e.model_dump(mode="json")) for e in d.history],
-                             versions=[_mem_out(v) for v in d.versions])
-
-    @app.delete("/v1/memories/{memory_id}", response_model=wire.ForgetReply)
-    def forget(memory_id: str, project: ProjectQuery, purge: bool = False) -> wire.ForgetReply:
-        res = pipe.forget(ForgetRequest(project=project, memory_id=memory_id, purge=purge))
-        return wire.ForgetReply(retired=list(res.retired), purged=res.purged)
-
-    # The global scope (the user's memories, read by every project) has its own routes: its
-    # memories are not any project's, so /v1/memories/{id}?project=... answers 404 for them.
-    @app.get("/v1/global/memories", response_model=wire.MemoryList)
-    def list_global(state: str | None = None) -> wire.MemoryList:
-        return wire.MemoryList(memories=[_mem_out(m) for m in pipe.global_memories(state)])
-
-    @app.get("/v1/global/memories/{memory_id}", response_model=wire.MemoryDetailReply)
-    def show_global(memory_id: str) -> wire.MemoryDetailReply:
-        d = pipe.global_detail(memory_id)
-        return wire.MemoryDetailReply(
-            memory=_mem_out(d.memory),
-            history=[wire.AuditEventOut.model_validate(e.model_dump(mode="json")) for e in d.history],
-            versions=[_mem_out(v) for v in d.versions])
-
-    @app.patch("/v1/global/memories/{memory_id}", response_model=wire.MemoryOut)
-    def patch_global(memory_id: str, body: wire.PatchBody) -> wire.MemoryOut:
-        return _mem_out(pipe.global_patch(memory_id, body.tier, body.sensitivity))
-
-    @app.delete("/v1/global/memories/{memory_id}", response_model=wire.ForgetReply)
-    def forget_global(memory_id: str, purge: bool = False) -> wire.ForgetReply:
-        res = pipe.global_forget(memory_id=memory_id, purge=purge)
-        return wire.ForgetReply(retired=list(res.retired), purged=res.purged)
-
-    @app.post("/v1/miss", response_model=wire.MissReply)
-    def miss(body: wire.MissBody) -> wire.MissReply:
-        job = pipe.miss(body.project, body.query, body.tool, body.session)
-        on_observe(body.project)  # wake the worker: a repair job is waiting
-        return wire.MissReply(job_id=job)
-
-    @app.post("/v1/log/search", response_model=wire.UnitList)
-    def log_search(body: wire.LogSearchBody) -> wire.UnitList:
-        return wire.UnitList(units=[_unit_out(h.unit, h.snippet) for h in pipe.log_search(body.project, body.query, body.limit)])
-
-    @app.post("/v1/log/timeline", response_model=wire.UnitList)
-    def log_timeline(body: wire.LogTimelineBody) -> wire.UnitList:
-        return wire.UnitList(units=[_unit_out(u) for u in pipe.log_timeline(body.project, body.around_turn, body.limit)])
-
-    @app.post("/v1/log/window", response_model=wire.UnitList)
-    def log_window(body: wire.LogWindowBody) -> wire.UnitList:
-        return wire.UnitList(units=[_unit_out(u) for u in pipe.log_window(body.project, body.unit_id, body.radius)])
-
-    @app.patch("/v1/memories/{memory_id}", response_model=wire.MemoryOut)
-    def patch(memory_id: str, project: ProjectQuery, body: wire.PatchBody) -> wire.MemoryOut:
-        return _mem_out(pipe.patch(project, memory_id, body.tier, body.sensitivity))
-
-    @app.get("/v1/conflicts", response_model=wire.ConflictList)
-    def conflicts(project: ProjectQuery) -> wire.ConflictList:
-        return wire.ConflictList(conflicts=[
-            wire.ConflictOut(tension_id=c["tension"].id, reason=c["tension"].reason, verdict=c["tension"].verdict,
-                             a=_mem_out(c["a"]), b=_mem_out(c["b"])) for c in pipe.conflicts(project)])
-
-    @app.get("/v1/reviews", response_model=wire.ReviewList)
-    def reviews(project: ProjectQuery, status: str | None = "open") -> wire.ReviewList:
-        return wire.ReviewList(reviews=[
-            wire.ReviewOut(**r["review"].model_dump(), memories=[_mem_out(m) for m in r["memories"]])
-            for r in pipe.reviews(project, status if status != "all" else None)])
-
-    @app.post("/v1/reviews/{review_id}", response_model=wire.ReviewDecisionReply)
-    def decide(review_id: str, body: wire.ReviewDecisionBody, request: Request) -> wire.ReviewDecisionReply:
-        # The middleware let this through with the review token, or with the API token when the
-        # agent may decide (then it is audited as the agent's decision).
-        by = Origin.HUMAN if tokens.is_review(request.headers.get("authorization")) else Origin.AGENT
-        mems = pipe.decide_review(body.project, review_id, body.decision, by, body.note, body.request_id or "")
-        return wire.ReviewDecisionReply(review_id=review_id, decision=body.decision, decided_by=by.value,
-                                        memories=[_mem_out(m) for m in mems])
-
-    @app.get("/v1/audit", response_model=wire.AuditList)
-    def audit(project: ProjectQuery,
-              limit: Annotated[int, Query(ge=1, le=1000, description="at most this many events")] = 100,
-              # le: SQLite integers are 64-bit (a larger id overflowed into a 500)
-              since_id: Annotated[int | None, Query(ge=0, le=2**63 - 1, description="only events after this id")] = None,
-              ) -> wire.AuditList:
-        rows = pipe.audit(project, max(1, min(limit, 1000)), since_id)
-        return wire.AuditList(events=[wire.AuditRow(id=r.id, **r.event.model_dump(mode="json")) for r in rows])
-
-    @app.get("/v1/jobs", response_model=wire.JobCounts)
-    def jobs(project: ProjectQuery) -> wire.JobCounts:
-        return wire.JobCounts(jobs=pipe.jobs(project))
-
-    @app.get("/v1/stats", response_model=wire.StatsReply)
-    def stats(project: ProjectQuery) -> wire.StatsReply:
-        return wire.StatsReply.model_validate(pipe.stats(project).model_dump())
-
+    for router in ROUTERS:  # one per resource (bridge/routes/): the one place to add an endpoint
+        app.include_router(router)
     # The sidecar's worker yields to these; its stop writes the observes still waiting.
     app.state.foreground_busy = lambda: observer.busy or any(g.busy for g in gates.values())
     app.state.gates = gates
     app.state.observer = observer
-    add_cli_routes(app, pipe, str(data_dir))  # projects, export/import, jobs, repairs: the CLI through the sidecar
     mount_inspector(app, pipe, tokens, recent)
     return app

@@ -7,7 +7,12 @@ tables for people, exactly one JSON document with ``--json``. Errors become
 
 from __future__ import annotations
 
-from actors.config import set_process_defaults
+from bridge.packages import exit_if_shadowed
+
+# Before anything imports actors/ or eval/: a foreign package of that name would be used silently.
+exit_if_shadowed()
+
+from actors.config import set_process_defaults  # noqa: E402
 
 # One BLAS thread before numpy loads (actors.config.PROCESS_DEFAULTS says why).
 set_process_defaults("OPENBLAS_NUM_THREADS")
@@ -412,15 +417,15 @@ def cmd_review(args: argparse.Namespace) -> int:
     with _session(args, use_ray=False) as pipe:
         if args.action == "list":
             rows = pipe.reviews(args.project, None if args.all else "open")
-            doc = {"reviews": [{**r["review"].model_dump(), "memories": [_mem_row(m) for m in r["memories"]]} for r in rows]}
+            doc = {"reviews": [{**r.review.model_dump(), "memories": [_mem_row(m) for m in r.memories]} for r in rows]}
 
             def human() -> None:
                 if not rows:
                     print("(no open review)")
                 for r in rows:
-                    rv = r["review"]
+                    rv = r.review
                     print(f"{rv.id} [{rv.status}{': ' + rv.decision if rv.decision else ''}]")
-                    for m in r["memories"]:
+                    for m in r.memories:
                         print(f"   {m.id} {m.state.value:<10} {m.text}")
 
             _emit(args, doc, human)
@@ -514,14 +519,16 @@ def cmd_repairs(args: argparse.Namespace) -> int:
         if not rows:
             print("(no repair investigation yet)")
         for r in rows:
-            sig = r.get("signal", {})
-            print(f"{r['job']}  [{sig.get('kind')}] {sig.get('query', '')[:90]!r} (reads before turn {sig.get('bound_turn')})")
-            units = sorted({u for call in r.get("read", []) for u in call.get("unit_ids", [])})
-            print(f"   read {len(units)} units in {r.get('calls_used')} calls, {r.get('chars_revealed')} chars: {', '.join(units) or '-'}")
-            for p in r.get("proposals", []):
-                print(f"   {'accepted' if p['accepted'] else 'rejected'}: {p['text'][:100]!r} ({p['reason']})")
+            sig = r.signal
+            kind, query, bound = (sig.kind, sig.query, sig.bound_turn) if sig else (None, "", None)
+            print(f"{r.job}  [{kind}] {query[:90]!r} (reads before turn {bound})")
+            units = sorted({u for call in r.read for u in call.unit_ids})
+            print(f"   read {len(units)} units in {r.calls_used} calls, {r.chars_revealed} chars: {', '.join(units) or '-'}")
+            for p in r.proposals:
+                print(f"   {'accepted' if p.accepted else 'rejected'}: {p.text[:100]!r} ({p.reason})")
 
-    _emit(args, {"repairs": rows}, human)
+    # exclude_unset: each investigation as it was recorded, the same document as GET /v1/repairs
+    _emit(args, {"repairs": [r.model_dump(mode="json", exclude_unset=True) for r in rows]}, human)
     return 0
 
 

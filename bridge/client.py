@@ -12,7 +12,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from actors.wire import ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest
+from actors.wire import (
+    ForgetRequest, ForgetResult, IngestReport, MemoryDetail, RecallRequest, RecallResult, RememberRequest, RepairRecord,
+    ReviewItem,
+)
 from engine import errors as E
 from engine.models import AuditEvent, Job, Memory, Origin, TurnIn
 from engine.retrieval import Conflict, Recalled, ScoreTerms
@@ -97,7 +100,7 @@ class SidecarPipeline:
         return [Memory.model_validate(m) for m in self._call("GET", "/v1/export", query={"project": project})["memories"]]
 
     def import_memories(self, project: str, memories: list[Memory], request_id: str = "") -> int:
-        from bridge.cli_routes import IMPORT_CHUNK
+        from bridge.routes.projects import IMPORT_CHUNK
 
         n = 0
         for i in range(0, len(memories), IMPORT_CHUNK):
@@ -112,8 +115,9 @@ class SidecarPipeline:
     def retry_job(self, project: str, job_id: int) -> None:
         self._call("POST", f"/v1/jobs/{int(job_id)}/retry", query={"project": project})
 
-    def repairs(self, project: str, limit: int = 100) -> list[dict[str, Any]]:
-        return list(self._call("GET", "/v1/repairs", query={"project": project, "limit": limit})["repairs"])
+    def repairs(self, project: str, limit: int = 100) -> list[RepairRecord]:
+        rows = self._call("GET", "/v1/repairs", query={"project": project, "limit": limit})["repairs"]
+        return [RepairRecord.model_validate(r) for r in rows]
 
     def recall(self, req: RecallRequest) -> RecallResult:
         as_of = datetime.fromtimestamp(req.as_of_ms / 1000, tz=timezone.utc).isoformat() if req.as_of_ms else None
@@ -184,12 +188,12 @@ class SidecarPipeline:
         r = self._call("GET", f"/v1/memories/{urllib.parse.quote(memory_id)}/why", query={"project": project, "query": query})
         return ScoreTerms.model_validate(r["why"]) if r.get("why") else None
 
-    def reviews(self, project: str, status: str | None = "open") -> list[dict[str, Any]]:
+    def reviews(self, project: str, status: str | None = "open") -> list[ReviewItem]:
         from actors.store.memory_store import Review
 
         r = self._call("GET", "/v1/reviews", query={"project": project, "status": status or "all"})
-        return [{"review": Review.model_validate({k: v for k, v in x.items() if k != "memories"}),
-                 "memories": [_memory(m) for m in x["memories"]]} for x in r["reviews"]]
+        return [ReviewItem(review=Review.model_validate({k: v for k, v in x.items() if k != "memories"}),
+                           memories=tuple(_memory(m) for m in x["memories"])) for x in r["reviews"]]
 
     def decide_review(self, project: str, review_id: str, decision: str, decided_by: Origin, note: str = "",
                       request_id: str = "") -> list[Memory]:

@@ -17,13 +17,15 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from actors.index_actor import REMOTE_EMBEDDERS
-from engine.errors import DynmemError
+from engine.errors import DynmemError, PackageConflict
 from engine.settings import Settings
+
+S = TypeVar("S")  # the service class a probe runs in
 
 
 class Check(BaseModel):
@@ -62,7 +64,7 @@ def _embedder(settings: Settings, actors: _Actors | None) -> str:
 
     if actors is None:
         return IndexService(settings.embedder, settings.model).probe()
-    return actors.ask(IndexService, "probe", settings.embedder, settings.model)
+    return actors.ask(IndexService, IndexService.probe, settings.embedder, settings.model)
 
 
 def _model(settings: Settings, data_dir: Path, actors: _Actors | None) -> str:
@@ -70,7 +72,7 @@ def _model(settings: Settings, data_dir: Path, actors: _Actors | None) -> str:
 
     if actors is None:
         return AdjudicationService(settings.model, data_dir).probe()
-    return actors.ask(AdjudicationService, "probe", settings.model, data_dir)
+    return actors.ask(AdjudicationService, AdjudicationService.probe, settings.model, data_dir)
 
 
 class _Actors:
@@ -80,7 +82,8 @@ class _Actors:
         self.address = address
         self.started = False
 
-    def ask(self, cls: type, method: str, *args: Any) -> str:
+    def ask(self, cls: type[S], probe: Callable[[S], str], *args: Any) -> str:
+        """Build ``cls(*args)`` in an actor and return what its ``probe`` method says."""
         import ray
 
         from actors.launch import Ref, init_ray
@@ -90,7 +93,8 @@ class _Actors:
             self.started = True
         handle: Any = ray.remote(cls).options(num_cpus=0).remote(*args)
         try:
-            return str(Ref.result(getattr(handle, method).remote(), timeout_s=120))
+            ref: Ref[S] = Ref(handle, remote=True)
+            return Ref.result(ref.submit(probe), timeout_s=120)
         finally:
             ray.kill(handle)
 
@@ -99,6 +103,15 @@ class _Actors:
             import ray
 
             ray.shutdown()
+
+
+def _packages() -> str:
+    from bridge.packages import ADVICE, OWN, package_conflicts
+
+    problems = package_conflicts()
+    if problems:
+        raise PackageConflict(f"{'; '.join(problems)}; {ADVICE}")
+    return f"{', '.join(OWN)} are dynamics-memory's own packages"
 
 
 def _sidecar(data_dir: Path) -> str:
@@ -126,6 +139,7 @@ def check(settings: Settings, data_dir: Path, *, in_actor: bool = False, address
             _run("embedder", lambda: _embedder(settings, actors)),
             _run("model", lambda: _model(settings, data_dir, actors)),
             _run("sidecar", lambda: _sidecar(data_dir)),
+            _run("packages", _packages),
         ]
     finally:
         if actors is not None:

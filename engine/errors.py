@@ -27,9 +27,10 @@ escape ``actors/``.
     │   ├── ModelTimeout
     │   ├── ModelUnavailable    circuit open, endpoint down
     │   └── ModelBadReply       reply that does not validate
-    └── ServiceUnavailable      an actor is down or not started (503)
-        ├── ActorDied           an actor died during the call (it is restarted; retry)
-        └── Overloaded          the sidecar has as much work as it admits; retry after Retry-After
+    ├── ServiceUnavailable      an actor is down or not started (503)
+    │   ├── ActorDied           an actor died during the call (it is restarted; retry)
+    │   └── Overloaded          the sidecar has as much work as it admits; retry after Retry-After
+    └── PackageConflict         another distribution shadows one of our top-level packages (bridge/packages.py)
 """
 
 from __future__ import annotations
@@ -157,3 +158,7 @@ class Overloaded(ServiceUnavailable):
     code = "overloaded"
     #: Seconds a client should wait before trying again (the HTTP ``Retry-After`` header).
     retry_after_s = 1
+
+
+class PackageConflict(DynmemError):
+    code = "package_conflict"

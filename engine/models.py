@@ -211,14 +211,14 @@ class JobState(StrEnum):
 class Job(Frozen):
     """A durable work item with a lease, retries and a visible dead state."""
 
-    id: int
+    id: int = Field(description="row id in its store (the log's or the engine's)")
     kind: str = Field(description="extract, adjudicate, recognize, repair, review")
     key: str = Field(description="dedup key: one live job per key")
     payload: str = Field(description="JSON document")
-    state: JobState = JobState.PENDING
-    attempts: int = 0
-    not_before_ms: int = 0
-    lease_until_ms: int = 0
-    last_error: str = ""
-    created_ms: int = 0
-    updated_ms: int = 0
+    state: JobState = Field(default=JobState.PENDING, description="pending, running, done or dead")
+    attempts: int = Field(default=0, description="failed attempts so far (a deferral spends none)")
+    not_before_ms: int = Field(default=0, description="not leased before this time (backoff or deferral)")
+    lease_until_ms: int = Field(default=0, description="while running: picked up again after this time")
+    last_error: str = Field(default="", description="the error of the last failed or deferred attempt")
+    created_ms: int = Field(default=0, description="when the job was enqueued")
+    updated_ms: int = Field(default=0, description="when the job last changed state")

@@ -9,7 +9,7 @@ from actors.clock import FakeClock
 from actors.config import load_settings
 from actors.launch import Runtime
 from actors.pipeline import Pipeline
-from actors.wire import RecallRequest, RememberRequest
+from actors.wire import RecallRequest, RememberRequest, ReviewItem
 from bridge.auth import REVIEW_TOKEN_FILE, TOKEN_FILE
 from engine.models import TurnIn
 
@@ -32,7 +32,7 @@ class Seeded:
     def review_token(self) -> str:
         return (self.data_dir / REVIEW_TOKEN_FILE).read_text().strip()
 
-    def open_reviews(self) -> list[dict[str, object]]:
+    def open_reviews(self) -> list[ReviewItem]:
         return self.pipe.reviews(PROJECT)
 
 

@@ -112,7 +112,7 @@ def run(settings: Settings, workdir: Path, kills: int = 20, projects: int = 3, i
             acked += report.new_turns
             dead += report.dead_jobs
             for name in names:
-                logged = int(rt.log(name).call("last_turn"))
+                logged = int(rt.log(name).last_turn())
                 lost += max(0, expected - logged)
                 duplicated += max(0, logged - expected)
                 got = {(k, b, s) for k, b, s in _memories(pipe, name)}

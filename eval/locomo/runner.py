@@ -90,7 +90,7 @@ def run_conversation(conv: Conversation, settings: Settings) -> ConversationResu
             pipe.drain(project)
             seconds["drain"] = time.perf_counter() - t0
             # Every memory, all states: the project's and any the extractor put in the global scope.
-            all_mems = [*pipe.export(project), *rt.global_engine.call("export")]
+            all_mems = [*pipe.export(project), *rt.global_engine.export()]
             sources = {m.id: m.source_unit_ids for m in all_mems}
             cited = {unit_to_dia[u] for m in all_mems for u in m.source_unit_ids if u in unit_to_dia}
             t0 = time.perf_counter()

@@ -122,7 +122,7 @@ def replay_once(endpoint: FakeEndpoint, in_flight: int, turns: int, work: Path, 
     before = endpoint.requests()
     rt = Runtime(work / f"data-{in_flight}-{time.time_ns()}", settings, use_ray=True)
     try:
-        rt.index.call("probe")  # the embedder is loaded before the clock starts
+        rt.index.probe()  # the embedder is loaded before the clock starts
         rep = replay_file(Pipeline(rt), src)
     finally:
         rt.shutdown()

@@ -399,8 +399,8 @@ def ray_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Sequence
     rt = Runtime(empty, settings, use_ray=True)
     try:
         pipe = Pipeline(rt)
-        rt.engine(PROJECT).call("ping")
-        rt.index.call("embed", ["warm up the embedder"])
+        rt.engine(PROJECT).ping()
+        rt.index.embed(["warm up the embedder"])
         pipe.recall(RecallRequest(project=PROJECT, query="which port does the api listen on?"))
         memory.append({"size": 0, **_actor_rss(rt)})
     finally:
@@ -412,9 +412,9 @@ def ray_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Sequence
         rt = Runtime(work, settings, use_ray=True)
         try:
             pipe = Pipeline(rt)
-            rt.engine(PROJECT).call("ping")
+            rt.engine(PROJECT).ping()
             open_s = time.perf_counter() - t0
-            rt.index.call("wait_for_builds")  # HNSW above 50k vectors, built on the index actor's thread
+            rt.index.wait_for_builds()  # HNSW above 50k vectors, built on the index actor's thread
             ready_s = time.perf_counter() - t0
             inner: list[float] = []
 
@@ -463,7 +463,7 @@ def replay_phase(root: Path, settings: Any, replay_turns: int) -> list[dict[str,
         rt = Runtime(folder, settings, use_ray=True)
         try:
             pipe = Pipeline(rt)
-            rt.index.call("embed", ["warm up the embedder"])
+            rt.index.embed(["warm up the embedder"])
             rep = replay_file(pipe, path)
         except Exception as exc:  # keep the other measurements; the failure is shown in the report
             rows.append({"history": label, "turns": None, "new_turns": None, "seconds": None, "turns_per_s": None,

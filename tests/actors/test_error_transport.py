@@ -25,10 +25,10 @@ def test_error_fields_survive_the_actor_boundary(ray_session: None) -> None:
     ref = Ref(handle, remote=True)
     try:
         with pytest.raises(EndpointRejected) as info:
-            ref.call("reject", 404)
+            ref.call(Failing.reject, 404)
         assert (type(info.value), info.value.status, info.value.message) == (EndpointRejected, 404, "refused with 404")
         with pytest.raises(LineProblem) as line:
-            ref.call("bad_line")
+            ref.call(Failing.bad_line)
         assert (line.value.reason, line.value.code) == ("bad_timestamp", "malformed_history")
     finally:
         ray.kill(handle)

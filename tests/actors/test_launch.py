@@ -29,7 +29,7 @@ def test_in_process_services_build_their_client_from_settings_or_take_a_test_cli
     rt = Runtime(tmp_path, settings(), use_ray=False)
     try:
         for ref in (*rt.extractors, rt.adjudicator, rt.investigator):
-            assert ref.call("ping") == "rules"
+            assert ref.ping() == "rules"
         built = {cls: args for cls, args in rt.spawned}
         for cls in (ExtractionService, AdjudicationService, InvestigatorService):
             assert built[cls] == (rt.settings.model, rt.data_dir)  # plain settings, not a client
@@ -41,6 +41,6 @@ def test_in_process_services_build_their_client_from_settings_or_take_a_test_cli
 
     rt = Runtime(tmp_path / "b", settings(), use_ray=False, client_factory=Named)
     try:
-        assert rt.adjudicator.call("ping") == "named" and rt.investigator.call("ping") == "named"
+        assert rt.adjudicator.ping() == "named" and rt.investigator.ping() == "named"
     finally:
         rt.shutdown()

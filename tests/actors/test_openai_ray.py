@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from actors.config import load_settings
-from actors.launch import RemoteGlobal, RemoteIndex, Runtime, is_plain_data
+from actors.clients import EngineClient, IndexClient
+from actors.launch import Runtime, is_plain_data
 from actors.pipeline import Pipeline
 from actors.replay import DEMO_HISTORY, replay_file
 from actors.wire import RecallRequest, RememberRequest
@@ -92,9 +93,9 @@ def test_every_actor_is_built_from_plain_data_and_answers(ray_session: None, fak
                            "EngineService", "LogService"}
         for cls, args in rt.spawned:
             assert all(is_plain_data(a) for a in args), (cls.__name__, args)
-        assert rt.index.call("ping") == ("openai+hash" if embedder == "openai" else "hash")
+        assert rt.index.ping() == ("openai+hash" if embedder == "openai" else "hash")
         for ref in (*rt.extractors, rt.adjudicator, rt.investigator):
-            assert ref.remote and ref.call("ping") == client
+            assert ref.remote and ref.ping() == client
     finally:
         rt.shutdown()
 
@@ -111,8 +112,8 @@ def test_live_objects_are_not_plain_data(tmp_path: Path) -> None:
     assert not is_plain_data({"client": OpenAIClient(s.model, tmp_path)})
     from actors.launch import Ref
 
-    assert not is_plain_data(RemoteIndex(Ref(object(), remote=False)))  # an in-process port is live
-    assert not is_plain_data(RemoteGlobal(Ref(object(), remote=False)))
+    assert not is_plain_data(IndexClient(Ref(object(), remote=False)))  # an in-process port is live
+    assert not is_plain_data(EngineClient(Ref(object(), remote=False)))
 
 
 # ---- replay on Ray = replay in process -------------------------------------------------------
@@ -253,8 +254,8 @@ def test_a_repair_job_is_answered_by_the_model_on_ray(ray_session: None, tmp_pat
         bodies = [b for b in fake.chat_requests() if brain.task_of(b) == "investigate"]
     assert report.repaired == 1 and [m.text for m in repaired] and "rotations.yaml" in repaired[0].text
     assert repaired[0].prompt_version == "investigate-v1"
-    assert job["calls_used"] == 1 and job["read"][0]["tool"] == "search"
-    assert job["read"][0]["args"]["before_turn"] == 4  # the causal bound: only turns before the signal
+    assert job.calls_used == 1 and job.read[0].tool == "search"
+    assert job.read[0].args["before_turn"] == 4  # the causal bound: only turns before the signal
     assert len(bodies) == 2  # one search, then the proposal
     assert "ops/rotations.yaml" in json.dumps(bodies[1])  # the model saw what it cites
 
@@ -290,7 +291,7 @@ def test_no_independently_written_secret_reaches_a_request_or_a_file(ray_session
         pipe.observe([TurnIn(project="vault", session="s", user=c["text"], assistant="Noted.", ts_ms=T0 + i,
                              request_id=c["id"]) for i, c in enumerate(cases)])
         report = pipe.drain("vault")
-        dead = [(j.kind, j.last_error) for j in rt.log("vault").call("jobs", "dead")]
+        dead = [(j.kind, j.last_error) for j in rt.log("vault").jobs("dead")]
         stored = {u.request_id: f"{u.user}\n{u.assistant}" for u in pipe.log_timeline("vault", around_turn=1,
                                                                                        limit=len(cases) + 5)}
         for c in secrets[:20]:  # the same texts said to memory directly, through the index and the engine

@@ -151,9 +151,9 @@ def test_failed_extraction_is_retried_then_dead_and_visible(tmp_path: Path) -> N
     deadline = time.time() + 30
     while time.time() < deadline and pipe.pending("p"):
         pipe.drain("p", max_rounds=3)
-    counts = rt.log("p").call("job_counts")
+    counts = rt.log("p").job_counts()
     assert counts["extract"].get("dead") == 1 and not counts["extract"].get("done")
-    jobs = rt.log("p").call("jobs", "dead")
+    jobs = rt.log("p").jobs("dead")
     assert "model exploded" in jobs[0].last_error
     rt.shutdown()
 

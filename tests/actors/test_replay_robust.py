@@ -43,7 +43,7 @@ def _history(path: Path, n: int, bad: dict[int, bytes]) -> Path:
 
 
 def _logged(pipe: Pipeline, project: str) -> int:
-    return int(pipe.rt.log(project).call("last_turn")) if pipe.rt.has_project(project) else 0
+    return int(pipe.rt.log(project).last_turn()) if pipe.rt.has_project(project) else 0
 
 
 def test_a_bad_project_name_deep_in_a_file_is_skipped_with_its_line_number(pipe: Pipeline, tmp_path: Path) -> None:

@@ -94,15 +94,16 @@ def test_a_recall_query_is_embedded_while_a_bulk_batch_is_still_embedding(ray_se
     """The IndexActor's query group has its own thread: the query does not wait for the bulk batch."""
     import ray
 
+    from actors.index_actor import IndexService
     from actors.launch import Ref
 
     base = load_settings()
     rt = Runtime(tmp_path, base.model_copy(update={"embedder": base.embedder.model_copy(update={"name": "hash"})}))
     try:
         texts = [f"bulk text number {i} about the deploy pipeline and its ports" for i in range(200_000)]
-        bulk = rt.index.submit_in("bulk", "embed", texts, None)
-        vec = rt.index.call_in("query", "embed_query", "which port does the API use?")
-        ready, _ = ray.wait([bulk], timeout=0)
+        bulk = rt.index.ref.submit_in("bulk", IndexService.embed, texts, None)
+        vec = rt.index.ref.call_in("query", IndexService.embed_query, "which port does the API use?")
+        ready, _ = ray.wait([bulk.object_ref], timeout=0)
         assert vec.ndim == 1
         assert not ready  # the query came back while the bulk batch was still running
         assert Ref.result(bulk).shape == (len(texts), vec.shape[0])  # and the batch completes

@@ -87,9 +87,9 @@ def test_killing_an_actor_during_replay_loses_nothing(ray_pipe: tuple[Pipeline, 
     report = replay_file(pipe, DEMO_HISTORY)
     assert killed.is_set()
     assert report.dead_jobs == 0
-    assert report.new_turns == report.turns and int(rt.log(PROJECT).call("last_turn")) == report.turns  # none lost, none twice
+    assert report.new_turns == report.turns and int(rt.log(PROJECT).last_turn()) == report.turns  # none lost, none twice
     counts = pipe.jobs(PROJECT)
-    assert "extraction_failed" not in str(rt.log(PROJECT).call("jobs", None, "repair", 1000))  # no repair for a death
+    assert "extraction_failed" not in str(rt.log(PROJECT).jobs(None, "repair", 1000))  # no repair for a death
     assert all(c.get("dead", 0) == 0 for c in counts.values()), counts
     assert _memories(pipe) == baseline  # no junk, nothing missing, nothing duplicated
     # the restarted actor serves again
@@ -108,12 +108,12 @@ def test_a_killed_log_actor_is_restarted_and_a_lost_one_gives_a_one_line_error(
     ray.kill(rt.log(PROJECT).target, no_restart=False)
     # restarted from its store: the next calls answer (no 503 until a restart of the sidecar)
     assert pipe.observe([TurnIn(project=PROJECT, user="the API listens on port 8080", request_id="r1")])[0].created is False
-    assert rt.log(PROJECT).call("last_turn") == 1
+    assert rt.log(PROJECT).last_turn() == 1
     # an actor that is gone for good: one clean line, no actor id, pid or address
     monkeypatch.setattr(Ref, "RESTART_WAIT_S", 0.0)
     ray.kill(rt.adjudicator.target, no_restart=True)
     with pytest.raises(ActorDied) as info:
-        rt.adjudicator.call("judge", None, None)
+        rt.adjudicator.judge(None, None)
     msg = str(info.value)
     assert "\n" not in msg and "pid" not in msg.lower() and "actor_id" not in msg.lower() and "ip" not in msg.split()
     assert info.value.code == "actor_died"
@@ -131,10 +131,10 @@ def test_a_restarted_index_is_refilled_from_the_stores_before_any_search(ray_pip
     pipe.remember(RememberRequest(project=PROJECT, text="always use type hints in Python code", scope="global"))
     req = RecallRequest(project=PROJECT, query="which port does the API listen on?", passive=True)
     before = sorted(m.id for m in pipe.recall(req).memories)
-    sizes = (rt.index.call("size", None), rt.index.call("size", GLOBAL_SCOPE))
+    sizes = (rt.index.size(None), rt.index.size(GLOBAL_SCOPE))
     assert before and sizes[1] > 0
-    generation = rt.index.call("generation")
+    generation = rt.index.generation()
     ray.kill(rt.index.target, no_restart=False)  # Ray restarts it, with an empty FAISS index
     assert sorted(m.id for m in pipe.recall(req).memories) == before
-    assert rt.index.call("generation") != generation  # it really is a new start
-    assert (rt.index.call("size", None), rt.index.call("size", GLOBAL_SCOPE)) == sizes  # project and global refilled
+    assert rt.index.generation() != generation  # it really is a new start
+    assert (rt.index.size(None), rt.index.size(GLOBAL_SCOPE)) == sizes  # project and global refilled

@@ -50,20 +50,20 @@ def test_a_contradiction_is_filed_for_review_and_stays_visible_until_settled(env
     assert len(reviews) == 1
     block = ctx(pipe, "where do production deploys go?")
     assert "[contested]" in block and "eu-west-1" in block and "us-east-2" in block
-    mems = pipe.decide_review("x", reviews[0]["review"].id, "accept_new", Origin.HUMAN, "moved in March")
+    mems = pipe.decide_review("x", reviews[0].review.id, "accept_new", Origin.HUMAN, "moved in March")
     assert {m.text: m.state for m in mems} == {"Production deploys go to the cluster us-east-2.": TrustState.ACTIVE,
                                                "Production deploys go to the cluster eu-west-1.": TrustState.SUPERSEDED}
     block = ctx(pipe, "where do production deploys go?")
     assert "us-east-2" in block and "eu-west-1" not in block and "[contested]" not in block
     with pytest.raises(Conflict):
-        pipe.decide_review("x", reviews[0]["review"].id, "keep_old", Origin.HUMAN)
+        pipe.decide_review("x", reviews[0].review.id, "keep_old", Origin.HUMAN)
 
 
 @pytest.mark.parametrize("decision,served", [("keep_old", {"eu-west-1"}), ("keep_both", {"eu-west-1", "us-east-2"}),
                                              ("retract_both", set())])
 def test_every_review_decision(env, decision: str, served: set[str]) -> None:
     pipe, clock, _ = env
-    review = conflict(pipe, clock)[0]["review"]
+    review = conflict(pipe, clock)[0].review
     pipe.decide_review("x", review.id, decision, Origin.HUMAN, "checked with ops")
     block = ctx(pipe, "where do production deploys go?", k=10)
     assert {v for v in ("eu-west-1", "us-east-2") if v in block} == served
@@ -112,7 +112,7 @@ def test_purge_leaves_the_text_in_no_file(env) -> None:
     say(pipe, clock, "the API listens on port 8080")
 
     def files_with(phrase: bytes) -> list[str]:
-        pipe.rt.engine("x").call("ping")
+        pipe.rt.engine("x").ping()
         return [str(p) for p in data.rglob("*") if p.is_file() and phrase in p.read_bytes()]
 
     assert files_with(secret_phrase.encode())  # positive control: it is on disk before
@@ -129,7 +129,7 @@ def test_every_state_of_every_memory_is_explained_by_its_history(env) -> None:
     pipe, clock, _ = env
     say(pipe, clock, "the API listens on port 8080")
     say(pipe, clock, "moved the api server to port 9090")
-    review = conflict(pipe, clock)[0]["review"]
+    review = conflict(pipe, clock)[0].review
     pipe.decide_review("x", review.id, "keep_both", Origin.HUMAN, "two regions")
     doomed = pipe.remember(RememberRequest(project="x", text="Fridays are deploy-free."))
     pipe.forget(ForgetRequest(project="x", memory_id=doomed.memory_ids[0]))

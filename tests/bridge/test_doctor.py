@@ -58,4 +58,4 @@ def test_doctor_subcommand_prints_one_json_document(tmp_path: Path, capsys: pyte
     args = parser.parse_args(["doctor", "--data-dir", str(tmp_path), "--json"])
     assert args.func(args) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["ok"] is True and {c["name"] for c in doc["checks"]} == {"data_dir", "embedder", "model", "sidecar"}
+    assert doc["ok"] is True and {c["name"] for c in doc["checks"]} == {"data_dir", "embedder", "model", "sidecar", "packages"}

@@ -102,8 +102,8 @@ def replay(url: str, data: Path, structured: str) -> tuple[Any, dict[str, dict[s
                       for i, (u, a) in enumerate(HISTORY)])
         report = pipe.drain("p")
         took = time.monotonic() - t0
-        counts = rt.log("p").call("job_counts")
-        errors = [j.last_error for j in rt.log("p").call("jobs", "dead")]
+        counts = rt.log("p").job_counts()
+        errors = [j.last_error for j in rt.log("p").jobs("dead")]
         memories = pipe.memories("p")
         res = pipe.recall(RecallRequest(project="p", query="which port does the API server use?", passive=True))
         units = pipe.log_timeline("p", limit=10)

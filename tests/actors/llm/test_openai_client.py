@@ -172,9 +172,9 @@ def test_an_outage_during_a_replay_makes_jobs_wait_then_the_replay_completes(run
         rt, pipe = runtime_for(s)
         observe_replay(pipe)
         pipe.pump("shop")  # the first batch meets the outage
-        counts = rt.log("shop").call("job_counts")["extract"]
+        counts = rt.log("shop").job_counts()["extract"]
         assert counts.get("dead", 0) == 0 and counts.get("pending", 0) >= 1
-        waiting = rt.log("shop").call("jobs", "pending", "extract")
+        waiting = rt.log("shop").jobs("pending", "extract")
         assert waiting and all(j.attempts == 0 for j in waiting)  # deferred: no attempt spent
         assert any(code in waiting[0].last_error for code in ("unavailable", "did not answer", "rate limited"))
         # observe keeps acknowledging while the endpoint is down (it never calls the model)
@@ -183,7 +183,7 @@ def test_an_outage_during_a_replay_makes_jobs_wait_then_the_replay_completes(run
         drain_until_done(pipe, "shop")
         assert pipe.deferred >= 1
         assert states(pipe) == EXPECTED  # nothing lost, nothing twice
-        counts = rt.log("shop").call("job_counts")["extract"]
+        counts = rt.log("shop").job_counts()["extract"]
         assert counts == {"done": len(REPLAY) + 1}
         assert len(pipe.memories("shop")) == len(EXPECTED)
 
@@ -195,7 +195,7 @@ def test_an_outage_of_the_judge_defers_the_adjudication(runtime_for: Any) -> Non
         observe_replay(pipe)
         drain_until_done(pipe, "shop")
         assert states(pipe) == EXPECTED
-        adj = rt.engine("shop").call("job_counts")["adjudicate"]
+        adj = rt.engine("shop").job_counts()["adjudicate"]
         assert adj == {"done": 1}
 
 
@@ -286,7 +286,7 @@ def test_two_invalid_replies_raise_bad_reply_and_the_job_is_retried_not_dropped(
         rt, pipe = runtime_for(settings_for(fake.base_url))
         pipe.observe([TurnIn(project="shop", user="the API listens on port 8080", request_id="r1")])
         assert pipe.pump("shop") == (0, 1)
-        (job,) = rt.log("shop").call("jobs", "pending")
+        (job,) = rt.log("shop").jobs("pending")
         assert job.attempts == 1 and "did not validate twice" in job.last_error
         assert len(chat_bodies(fake)) == 2
         with pytest.raises(ModelBadReply):

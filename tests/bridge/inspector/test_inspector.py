@@ -78,7 +78,7 @@ def test_memory_text_is_escaped_and_pages_carry_a_strict_policy(client: TestClie
 
 def test_the_agent_session_never_settles_a_review_even_when_the_api_would_let_it(client: TestClient, seeded: Seeded,
                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    review_id = seeded.open_reviews()[0]["review"].id  # type: ignore[index]
+    review_id = seeded.open_reviews()[0].review.id
     csrf = login(client, seeded.token)
     url = f"/ui/reviews/{review_id}?project={PROJECT}"
     r = client.post(url, data={"csrf": csrf, "decision": "accept"}, follow_redirects=False)
@@ -89,7 +89,7 @@ def test_the_agent_session_never_settles_a_review_even_when_the_api_would_let_it
     assert bad.status_code == 422
     ok = client.post(url, data={"csrf": csrf, "decision": "reject", "note": "eu-west-1 is right"}, follow_redirects=False)
     assert ok.status_code == 303 and seeded.open_reviews() == []
-    decided: Any = seeded.pipe.reviews(PROJECT, None)[0]["review"]
+    decided: Any = seeded.pipe.reviews(PROJECT, None)[0].review
     assert (decided.decision, decided.decided_by) == ("keep_old", "human")
 
 

@@ -147,12 +147,12 @@ def test_log_in_find_a_memory_open_its_history_and_settle_a_review(server: str, 
     _shot(page, tmp_path, "inject")
 
     # The agent token cannot settle a review: refused, and the review stays open.
-    review_id = seeded.open_reviews()[0]["review"].id  # type: ignore[index]
+    review_id = seeded.open_reviews()[0].review.id
     page.goto(f"{server}/ui/reviews?project={PROJECT}")
     assert "you can read reviews, not settle them" in page.inner_text("main")
     page.click(f"#review-{review_id} button[value=accept]")
     assert "needs the review token" in page.inner_text("[role=alert]")
-    assert [r["review"].id for r in seeded.open_reviews()] == [review_id]  # type: ignore[index]
+    assert [r.review.id for r in seeded.open_reviews()] == [review_id]
 
     # Log out, log in with the review token, settle it.
     page.click("header button[type=submit]")
@@ -165,7 +165,7 @@ def test_log_in_find_a_memory_open_its_history_and_settle_a_review(server: str, 
     page.wait_for_load_state()
     assert "decided: accept_new" in page.inner_text(f"#review-{review_id}")
     assert seeded.open_reviews() == []
-    decided = seeded.pipe.reviews(PROJECT, None)[0]["review"]
+    decided = seeded.pipe.reviews(PROJECT, None)[0].review
     assert decided.decided_by == "human"  # type: ignore[attr-defined]
 
     # The remaining pages render.
@@ -182,7 +182,7 @@ def test_a_cross_site_form_cannot_act_with_the_session(server: str, browser: Any
     ctx = browser.new_context()
     page = ctx.new_page()
     _login(page, server, seeded.review_token, f"/ui/reviews?project={PROJECT}")
-    review_id = seeded.open_reviews()[0]["review"].id  # type: ignore[index]
+    review_id = seeded.open_reviews()[0].review.id
     url = f"{server}/ui/reviews/{review_id}?project={PROJECT}"
     csrf = page.get_attribute("input[name=csrf]", "value")
     # The session cookie is sent with these requests; the token or the origin is wrong.
@@ -190,7 +190,7 @@ def test_a_cross_site_form_cannot_act_with_the_session(server: str, browser: Any
     wrong_site = ctx.request.post(url, form={"decision": "accept", "csrf": csrf},
                                   headers={"Origin": "http://evil.example"}, max_redirects=0)
     assert (no_token.status, wrong_site.status) == (403, 403)
-    assert [r["review"].id for r in seeded.open_reviews()] == [review_id]  # type: ignore[index]
+    assert [r.review.id for r in seeded.open_reviews()] == [review_id]
     ok = ctx.request.post(url, form={"decision": "keep_both", "csrf": csrf}, max_redirects=0)  # positive control
     assert ok.status == 303 and seeded.open_reviews() == []
     ctx.close()
