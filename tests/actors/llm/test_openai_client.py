@@ -161,14 +161,15 @@ OUTAGES = {
     "fail_n_times_503": [{"system_contains": EXTRACT, "status": 503, "times": 9}],
     "http_500": [{"status": 500, "times": 12}],
     "http_429_retry_after": [{"status": 429, "retry_after": 0.05, "times": 8}],
-    "hang_past_the_timeout": [{"system_contains": EXTRACT, "hang_s": 1.0, "times": 4}],
+    "hang_past_the_timeout": [{"system_contains": EXTRACT, "hang_s": 4.0, "times": 4}],
 }
 
 
 @pytest.mark.parametrize("mode", sorted(OUTAGES))
 def test_an_outage_during_a_replay_makes_jobs_wait_then_the_replay_completes(runtime_for: Any, mode: str) -> None:
     with FakeOpenAI(replay_script(failing=OUTAGES[mode])) as fake:
-        s = settings_for(fake.base_url, max_retries=1, breaker_failures=3, breaker_cooldown_s=0.1, timeout_s=0.3)
+        # timeout 1 s: a hang (4 s) passes it, a normal answer on a loaded machine does not
+        s = settings_for(fake.base_url, max_retries=1, breaker_failures=3, breaker_cooldown_s=0.1, timeout_s=1.0)
         rt, pipe = runtime_for(s)
         observe_replay(pipe)
         pipe.pump("shop")  # the first batch meets the outage
