@@ -29,6 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from eval.cli import report_dir
 
 DATA = Path(__file__).resolve().parent / "data"
+#: Folders held out (data/PROTOCOL.md): their reports give aggregates only, so that nobody
+#: reading eval/results tunes on an individual miss.
+HELD_OUT = frozenset({"gamma", "delta"})
 
 
 class Probe(BaseModel):
@@ -113,7 +116,9 @@ def render(doc: dict[str, Any], results: Sequence[ProbeResult], command: str) ->
         f"# Independent history `{doc['folder']}`",
         "",
         "Written by a helper who never read the extractor or the engine (see the data folder's README);",
-        "never tuned on. Every turn replayed through the whole pipeline, then one passive recall per probe.",
+        ("held out: aggregates only (eval/independent/data/PROTOCOL.md)." if doc["folder"] in HELD_OUT
+         else "development data since session 3 (eval/independent/data/PROTOCOL.md).")
+        + " Every turn replayed through the whole pipeline, then one passive recall per probe.",
         "",
         "Reproduce:",
         "",
@@ -133,6 +138,8 @@ def render(doc: dict[str, Any], results: Sequence[ProbeResult], command: str) ->
     ]
     for kind, k in doc["by_kind"].items():
         lines.append(f"| {kind} | {k['n']} | {k['served']} / {k['gold']} | {k['wrong']} |")
+    if doc["folder"] in HELD_OUT:
+        return "\n".join(lines) + "\n"
     lines += ["", "## Probes that missed gold or served a wrong token", ""]
     for r in results:
         if len(r.served) < len(r.probe.expect) or r.wrong:

@@ -36,3 +36,14 @@ def test_score_counts_gold_and_stale_tokens_case_insensitively() -> None:
     assert wrong.served == ("9090",) and wrong.wrong == ("8081",)
     doc = summarise([score(probe, ""), wrong])
     assert (doc["gold_tokens"], doc["gold_served"], doc["questions_wrong"]) == (2, 1, 1)
+
+
+def test_a_held_out_report_gives_aggregates_only() -> None:
+    from eval.independent.run import HELD_OUT, render
+
+    probe = Probe(id="q-secret-id", project="p", question="which port?", expect=("9090",), kind="current")
+    results = [score(probe, "")]
+    for folder, shown in (("gamma", False), ("alpha", True)):
+        doc = {**summarise(results), "folder": folder, "replay_s": 1.0, "active_memories": {}, "path": "in-process"}
+        assert ("q-secret-id" in render(doc, results, "cmd")) is shown
+    assert "gamma" in HELD_OUT
