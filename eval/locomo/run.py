@@ -139,5 +139,5 @@ def main(args: argparse.Namespace) -> int:
     for name, row in [("all 1-4", doc["overall_1_4"]), *doc["by_category"].items()]:
         cells = "  ".join(f"{s} R@{k} {row[f'{s}_r@{k}']:.3f}" for s in ("dynmem", "bm25") for k in KS)
         print(f"  {name:<16} n={row['n']:<4} {cells}")
-    print(f"report: {out / 'locomo.md'}")
+    print(f"report: {out / 'locomo.md'}" if out is not None else "(no report written: --out DIR, or --canonical for eval/results/)")
     return 0

@@ -90,5 +90,5 @@ def main(args: argparse.Namespace) -> int:
                   f"false-abst {v['false_abstention']:.2f}")
         else:
             print(f"    - {cat[:48]:<48} n={v['n']:<3} FPR {v['fpr']:.2f}")
-    print(f"report: {out / (stem + '.md')}")
+    print(f"report: {out / (stem + '.md')}" if out is not None else "(no report written: --out DIR, or --canonical for eval/results/)")
     return 0

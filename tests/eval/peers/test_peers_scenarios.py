@@ -105,3 +105,16 @@ def test_parallel_results_equal_serial(ray_session: None) -> None:
     picked = [s for s in load_scenarios(DEV) if s.id in ("kw-01", "is-01", "cf-01", "hn-06")]
     settings = load_settings()
     assert run_scenarios(picked, settings, parallel=2) == run_scenarios(picked, settings, parallel=1)
+
+
+@needs_dev
+def test_a_plain_text_run_without_out_prints_the_summary_and_writes_nothing(tmp_path: Path) -> None:
+    doc = json.loads(DEV.read_text(encoding="utf-8"))
+    small = tmp_path / "two.json"
+    small.write_text(json.dumps({"meta": doc["meta"], "scenarios": [s for s in doc["scenarios"] if s["id"] == "kw-01"]}),
+                     encoding="utf-8")
+    args = argparse.Namespace(file=str(small), config=None, data_dir=None, parallel=1, out=None, json=False)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert run.main(args) == 0
+    assert "recall_at_5" in buf.getvalue() and "no report written" in buf.getvalue()
