@@ -102,10 +102,17 @@ def run_folder(folder: Path, data_dir: Path, *, use_ray: bool, config: str | Non
         replay_s = time.perf_counter() - t0
         results = [score(p, pipe.recall(RecallRequest(project=p.project, query=p.question, passive=True)).context)
                    for p in load_probes(folder)]
-        active = {proj: len([m for m in pipe.memories(proj) if m.servable]) for proj in sorted({p.project for p in load_probes(folder)})}
+        texts = {proj: [m.text.lower() for m in pipe.memories(proj) if m.servable]
+                 for proj in sorted({p.project for p in load_probes(folder)})}
+        active = {proj: len(t) for proj, t in texts.items()}
     finally:
         rt.shutdown()
     doc = summarise(results)
+    # A missed gold value is an extraction miss when no active memory of its project holds it, else a
+    # retrieval miss (the memory exists but was not injected for this question).
+    missed = [(r.probe.project, t.lower()) for r in results for t in r.probe.expect if t not in r.served]
+    doc["missed_gold_without_memory"] = sum(1 for proj, t in missed if not any(t in m for m in texts[proj]))
+    doc["missed_gold_with_memory"] = len(missed) - doc["missed_gold_without_memory"]
     doc.update({"folder": folder.name, "replay_s": round(replay_s, 1), "active_memories": active,
                 "path": "ray" if use_ray else "in-process"})
     return doc, results
@@ -131,6 +138,8 @@ def render(doc: dict[str, Any], results: Sequence[ProbeResult], command: str) ->
         f"{doc['questions_fully_answered']} / {doc['questions_with_gold']}",
         f"- questions with a wrong token (stale, retracted, other project, trap, secret): "
         f"**{doc['questions_wrong']} / {doc['probes']}**",
+        f"- missed gold values: {doc.get('missed_gold_without_memory', '?')} never became a memory (extraction), "
+        f"{doc.get('missed_gold_with_memory', '?')} are in an active memory that was not injected (retrieval)",
         f"- replay {doc['replay_s']} s ({doc['path']}); active memories per project: {doc['active_memories']}",
         "",
         "| kind | probes | gold served | questions wrong |",
