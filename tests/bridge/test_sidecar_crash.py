@@ -15,7 +15,7 @@ import httpx
 import psutil
 import pytest
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
 
 DYNMEM = [sys.executable, "-m", "bridge.cli"]
 LONG_TURN = ("ok quick dump before standup: the flaky checkout test is mostly timing, the banner copy needs another "
@@ -72,8 +72,8 @@ def test_a_killed_sidecar_loses_no_job_and_applies_each_once(tmp_path: Path) -> 
     info2 = json.loads(again.stdout)
     assert not [p for p in ray_pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
     token = Path(info2["token_file"]).read_text().strip()
-    deadline = time.time() + 300
-    block = ""
+    deadline = time.time() + 420
+    block, counts = "", {}
     with httpx.Client(base_url=info2["url"], headers={"Authorization": f"Bearer {token}"}, timeout=30) as c:
         while time.time() < deadline:
             block = c.post("/v1/recall", json={"project": "p", "query": "where is the pager rotation kept?",
@@ -85,7 +85,7 @@ def test_a_killed_sidecar_loses_no_job_and_applies_each_once(tmp_path: Path) -> 
             if "rotations.yaml" in block and "stage-b" in host and live == 0:
                 break
             time.sleep(1)
-    assert "rotations.yaml" in block
+    assert "rotations.yaml" in block, counts  # the job counts say where it stopped
     assert "stage-b.example.net" in host and "stage-a.example.net" not in host
     assert cli(data, "stop").returncode == 0
 
