@@ -150,6 +150,25 @@ def _dependents(rivals: Sequence[Memory], fresh: Memory, c: Candidate, table: Me
     return sorted(out.values(), key=lambda m: m.id)
 
 
+def _naming_removed(c: Candidate, table: MemoryTable) -> list[Memory]:
+    """Servable positive memories of the scope, stated no later than a subject-less removal, that
+    name the removed value. A plain word counts only when it is long enough to identify something
+    (four letters or more); distinctive values (``8081``, ``third_party/eac``) always count."""
+    value = c.belief
+    toks = tokenize(value)
+    if not toks or (not _DISTINCTIVE.search(value) and len(value) < 4):
+        return []
+    ids = set.intersection(*(table.lexical.docs_with(t) for t in toks))
+    out = []
+    for mid in sorted(ids):
+        m = table.get(mid)
+        if (m is not None and m.servable and not m.negated and m.scope == c.scope
+                and m.last_evidence_ms <= c.valid_from_ms and m.tier not in (Tier.CORE, Tier.PINNED)
+                and _mentions(m, value)):
+            out.append(m)
+    return out
+
+
 def _versions(c: Candidate, table: MemoryTable) -> list[Memory]:
     found = {m.id: m for m in table.with_key(c.scope, c.key)} if c.key else {}
     if c.belief:
@@ -204,6 +223,19 @@ def ingest(c: Candidate, table: MemoryTable, neighbours: Sequence[tuple[Memory, 
 
     # 3. same key (or negation of the same belief), different value: update by valid time.
     rivals = rivals_of(c, table)
+    named = _naming_removed(c, table) if c.negated and not c.key else []
+    if named and not rivals:
+        # A removal with no subject ("we dropped EasyAntiCheat", "no longer 8081"): every fact
+        # stated before it that names the removed value is stale with it.
+        removal: list[Memory] = [fresh]
+        trail = [_event(fresh, "create", actor, "removal of " + repr(fresh.belief), now_ms, request_id)]
+        for stale in named:
+            retired, ev = supersede(stale, fresh, now_ms, actor, f"names the removed value {fresh.belief!r}", request_id)
+            removal.append(retired)
+            trail.append(ev)
+        return IngestResult(outcome="updated", memory_id=fresh.id, effects=Effects(
+            memories=tuple(removal), audit=tuple(trail), index_add=(fresh.id,),
+            index_remove=tuple(m.id for m in named)))
     if rivals:
         # A current value re-asserted later is as new as its latest evidence.
         newest = max(rivals, key=lambda m: (m.last_evidence_ms, m.id))

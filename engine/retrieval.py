@@ -17,7 +17,8 @@ from engine.dynamics import value_at
 from engine.lexical import tokenize
 from engine.models import SERVABLE_STATES, Memory, Pool, Sensitivity, Tier, TrustState
 from engine.scopes import readable_scopes
-from engine.settings import Settings
+from engine.settings import RetrievalSettings, Settings
+from engine.values import other_values
 
 OPEN_TAG = "<dynmem-memory>"
 CLOSE_TAG = "</dynmem-memory>"
@@ -169,6 +170,33 @@ def score_terms(item: Shortlisted, *, now_ms: int, step: int, s: Settings) -> Sc
                       value=round(value_at(m, step, s.dynamics), 6), confidence=round(m.confidence, 4))
 
 
+def _later_values(ranked: Sequence[tuple[ScoreTerms, Shortlisted]], r: RetrievalSettings,
+                  pair_cosine: Callable[[str, str], float]) -> dict[str, tuple[str, float]]:
+    """Memories that a later one answers with another value of the same shape: id -> (later id, cosine).
+
+    Two memories that both answer the recall, are about the same thing (cosine at least
+    ``slot_min_cos``) and give different values of one shape ("listens on 8081" and "moved to
+    9090") are two versions of one fact, whatever words either used: only the later is served.
+    The later one must be nearly as relevant (within ``slot_margin`` of the gate), so that a
+    newer fact about something else never hides the answer.
+    """
+    out: dict[str, tuple[str, float]] = {}
+    for t_old, it_old in ranked:
+        old = it_old.memory
+        if old.negated or old.tier in (Tier.CORE, Tier.PINNED):
+            continue
+        for t_new, it_new in ranked:
+            new = it_new.memory
+            if (new.id == old.id or new.negated or new.valid_from_ms <= old.valid_from_ms
+                    or t_new.gate < t_old.gate - r.slot_margin or not other_values(old.text, new.text)):
+                continue
+            cos = pair_cosine(old.id, new.id)
+            if cos >= r.slot_min_cos:
+                out[old.id] = (new.id, cos)
+                break
+    return out
+
+
 def _line(m: Memory, provisional: bool) -> str:
     marks = []
     if m.state == TrustState.CONTESTED:
@@ -207,9 +235,14 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
     chosen: list[tuple[ScoreTerms, Memory, bool]] = []
     suppressed: list[Suppressed] = []
     chosen_ids: set[str] = set()
+    later = _later_values(passed[: 2 * k + 4], r, pair_cosine) if r.slot_recency else {}
     for terms, it in passed:
         if len(chosen) >= k:
             break
+        if it.memory.id in later:
+            by, cos = later[it.memory.id]
+            suppressed.append(Suppressed(memory_id=it.memory.id, by_id=by, cosine=round(cos, 4)))
+            continue
         dup = next(((c.id, pair_cosine(it.memory.id, c.id)) for _, c, _ in chosen
                     if pair_cosine(it.memory.id, c.id) > r.tau_sim), None)
         if dup is not None:

@@ -89,6 +89,13 @@ class RetrievalSettings(_Section):
     tier_bonus_pinned: float = setting(0.05, "score bonus of a pinned memory", "as tier_bonus_core")
     provisional_below: float = setting(0.5, "confidence below which an injected line is marked provisional",
                                        "even odds: below it, the evidence against outweighs the evidence for")
+    slot_recency: bool = setting(
+        True, "of two memories that answer a recall with different values of one shape (a port, a version, a time...), "
+        "serve only the later one", "a later statement of a value is the current one, whatever words either used")
+    slot_min_cos: float = setting(0.25, "cosine between two such memories above which they are about the same thing",
+                                  "measured on the development histories alpha and beta (eval/results/independent-*)")
+    slot_margin: float = setting(0.15, "how much less relevant to the recall the later memory may be and still win",
+                                 "measured on the development histories alpha and beta")
 
 
 class ModelSettings(_Section):

@@ -36,6 +36,7 @@ class Finding:
     text: str
     negated: bool = False
     weight: float = 0.0
+    retires: tuple[str, ...] = ()  # old values the clause says are replaced ("from 8081 to 9090")
 
 
 # ---------------------------------------------------------------- shared value picking

@@ -15,9 +15,11 @@ variable they are read from is kept, never the secret.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 
+from actors.llm import durable
 from actors.llm.rules_choices import extract_choice, extract_removal, extract_switch
 from actors.llm.rules_clause import Clause, Finding, article_free, cap, np_words
 from actors.llm.rules_facts import (
@@ -88,23 +90,60 @@ _NOT_DURABLE = re.compile(
 
 
 def _extractive(c: Clause) -> Finding | None:
-    """The speaker's own clause, when it states something with a value that no pattern read.
+    """The speaker's own clause, when a learned model reads it as a durable statement.
 
-    A plain statement of the user ("the nightly export writes to s3://acme-exports") is kept
-    as said, cleaned, with no key: nothing is rewritten, so nothing is invented. Reports,
-    feelings, pronoun subjects and long rambles are not kept.
+    What no pattern reads is kept as said, cleaned, so nothing is rewritten and nothing is
+    invented: "the nightly export writes to s3://acme-exports". Whether a clause states
+    something that holds (and is not a question, plan, complaint, report or measurement) is
+    decided by ``actors.llm.durable``, trained on a corpus written for it, not by word lists.
+    A value the clause says was replaced ("from 8081 to 9090", "instead of `poetry`",
+    "(previously X)") is cut from the memory's text and named in ``retires``, so the engine
+    retires memories that still state it.
     """
     words = c.text.split()
-    if c.speaker != "user" or not 4 <= len(words) <= 28 or _NOT_DURABLE.search(c.text):
+    if not 3 <= len(words) <= 40 or "`code`" in c.text or not durable.is_durable(c.text, c.speaker):
         return None
-    value = _VALUE_SHAPE.search(c.text)
-    if "`code`" in c.text or not value or _MEASURED.search(c.text):
+    text, old = without_old_values(c.text)
+    if len(text.split()) < 3:
         return None
-    verb = _STATING_VERB.search(" ".join(words[:7]))
-    if verb is None:
-        return None  # a fragment ("The Dockerfile for the worker") or an instruction states nothing
-    key, belief = _subject_key(c.text, value.group(0))
-    return Finding(key, belief, Kind.FACT, cap(c.text) + ".", weight=-0.1)
+    value = next((m for m in _VALUE_SHAPE.finditer(text) if m.group(0).strip("`") not in old), None)
+    key, belief = _subject_key(text, value.group(0)) if value else ("", "")
+    if value and not belief:
+        belief = normalize_belief(value.group(0).strip("`"))
+    return Finding(key, belief, Kind.FACT, cap(text) + ".", weight=-0.1, retires=old)
+
+
+# An old value next to the new one: "from X to Y", "X -> Y", "instead of X", "rather than X",
+# "replacing X", "(previously X)", "(was X)". English constructions of a change, whatever the subject.
+_OLD_TOKEN = r"(?:`[^`]+`|[\w.:/@~+-]*\w)"
+_OLD_PAREN = re.compile(rf"\s*\((?:previously|formerly|was|were|used to be|replacing|replaces|not)\s+({_OLD_TOKEN})[^)]*\)", _I)
+_OLD_INSTEAD = re.compile(rf",?\s*\b(?:instead of|rather than|replacing|in place of|in favou?r of nothing but)\s+(?:the\s+)?({_OLD_TOKEN})", _I)
+_OLD_FROM_TO = re.compile(rf"\bfrom\s+(?:port\s+)?({_OLD_TOKEN})\s+(?:to|->|→)\s+", _I)
+_OLD_ARROW = re.compile(rf"({_OLD_TOKEN})\s*(?:->|→|=>)\s*(?={_OLD_TOKEN})", _I)
+
+
+def without_old_values(text: str) -> tuple[str, tuple[str, ...]]:
+    """The clause with the replaced values cut out, and those values.
+
+    "api port changes from 8081 to 9090" -> ("api port changes to 9090", ("8081",)).
+    """
+    old: list[str] = []
+
+    def cut(keep: str) -> Callable[[re.Match[str]], str]:
+        def sub(m: re.Match[str]) -> str:
+            value = m.group(1).strip("`")
+            if _VALUE_SHAPE.fullmatch(m.group(1)) or m.group(1).startswith("`") or len(value.split()) == 1:
+                old.append(value)
+                return keep
+            return m.group(0)
+        return sub
+
+    out = _OLD_PAREN.sub(cut(""), text)
+    out = _OLD_FROM_TO.sub(cut("to "), out)
+    out = _OLD_ARROW.sub(cut(""), out)
+    out = _OLD_INSTEAD.sub(cut(""), out)
+    out = re.sub(r"\s{2,}", " ", out).strip(" ,;")
+    return out, tuple(dict.fromkeys(v for v in old if v and not occurs_whole(v, out)))
 
 
 # A state or a habit in the present (or a change to a new state), after a subject: "X is / lives
@@ -207,7 +246,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
             if finding is not None:
                 if clause.changed and finding.kind is Kind.FACT:
-                    finding = Finding(finding.key, finding.belief, Kind.DECISION, finding.text, finding.negated, finding.weight)
+                    finding = dataclasses.replace(finding, kind=Kind.DECISION)
                 out.append(finding)
                 break
     return out
@@ -320,6 +359,10 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                 found = [f for f in found if not (_SECRET_LIKE.search(f.text) or _CREDENTIAL_ENV.search(f.text))]
             if speaker == "user" and credentials:
                 found, credentials = credentials + found, []
+            # A replaced value named by a kept clause retires what still states it, before the
+            # clause itself is stored: "from 8081 to 9090" is "no longer 8081" and "9090".
+            found = [Finding("", value, Kind.FACT, f"No longer current: {value} ({f.text.rstrip('.')}).", negated=True)
+                     for f in found for value in f.retires] + found
             for f in found:
                 ident = (f.key, f.belief, f.negated, f.text if not f.key else "")
                 if ident in seen:

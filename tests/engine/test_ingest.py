@@ -147,3 +147,26 @@ def test_a_removal_without_a_subject_retires_every_use_of_the_value() -> None:
     run(table, cand("User sessions are stored in Redis.", "session storage", "redis", t=T0, src=["u1"]))
     run(table, cand("The project no longer uses Redis.", "", "redis", t=T0 + DAY, src=["u2"], negated=True))
     assert servable(table) == ["The project no longer uses Redis."]
+
+
+def test_a_removal_without_a_subject_retires_facts_that_only_name_the_value() -> None:
+    table = MemoryTable()
+    run(table, cand("The anti-cheat SDK lives in third_party/eac, built with EasyAntiCheat.", "", "third_party/eac",
+                    t=T0, src=["u1"]))
+    run(table, cand("Match logs are kept for 30 days.", "", "30", t=T0, src=["u2"]))
+    later = run(table, cand("EasyAntiCheat must be linked statically.", "", "", t=T0 + 3 * DAY, src=["u4"]))
+    res = run(table, cand("The project no longer uses EasyAntiCheat.", "", "easyanticheat", t=T0 + 2 * DAY,
+                          src=["u3"], negated=True))
+    assert res.outcome == "updated"
+    assert "The anti-cheat SDK lives in third_party/eac, built with EasyAntiCheat." not in servable(table)
+    assert "Match logs are kept for 30 days." in servable(table)  # names something else
+    assert table.get(later.memory_id).servable  # stated after the removal: a new assertion, kept
+    audit = [e for e in res.effects.audit if e.action == "supersede"]
+    assert audit and "removed value" in audit[0].reason
+
+
+def test_a_removal_of_a_short_plain_word_names_nothing() -> None:
+    table = MemoryTable()
+    run(table, cand("The go module is used by the CLI.", "", "", t=T0, src=["u1"]))
+    run(table, cand("No longer current: go.", "", "go", t=T0 + DAY, src=["u2"], negated=True))
+    assert "The go module is used by the CLI." in servable(table)

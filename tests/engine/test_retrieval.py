@@ -156,3 +156,25 @@ def test_a_fact_about_another_person_is_recognised_whatever_the_possessor(text: 
     own = mem("The user teaches chemistry and repairs phones.")  # positive control: about the user
     assert not select("what do I do for a living?", [short(own, 0.6)], project="p", settings=S, now_ms=NOW,
                       step=5).abstained
+
+
+def test_of_two_versions_of_one_fact_only_the_later_is_served() -> None:
+    old = mem("The docs site is served on port 4000.", valid_from_ms=T0)
+    new = mem("Moved the docs site over to 4100.", valid_from_ms=T0 + DAY)
+    sel = run([short(old, 0.8), short(new, 0.7)], pair_cosine=lambda x, y: 0.5)
+    assert [m.id for m in sel.memories] == [new.id] and "4000" not in sel.context
+    assert sel.suppressed[0].memory_id == old.id and sel.suppressed[0].by_id == new.id
+    off = run([short(old, 0.8), short(new, 0.7)], pair_cosine=lambda x, y: 0.5, s=settings(slot_recency=False))
+    assert len(off.memories) == 2  # positive control: the rule is what hides the old version
+
+
+def test_a_later_fact_about_something_else_never_hides_the_answer() -> None:
+    answer = mem("The docs site is served on port 4000.", valid_from_ms=T0)
+    other = mem("Nightly backups keep 14 copies.", valid_from_ms=T0 + DAY)
+    unrelated = run([short(answer, 0.8), short(other, 0.4)], pair_cosine=lambda x, y: 0.1)
+    assert answer.id in [m.id for m in unrelated.memories]  # not about the same thing
+    weak = run([short(answer, 0.8), short(other, 0.4)], pair_cosine=lambda x, y: 0.9)
+    assert answer.id in [m.id for m in weak.memories]  # far less relevant to the recall
+    same_value = mem("The docs site answers on 4000 behind nginx.", valid_from_ms=T0 + DAY)
+    agree = run([short(answer, 0.8), short(same_value, 0.78)], pair_cosine=lambda x, y: 0.6)
+    assert len(agree.memories) == 2  # the same value said twice is no new version

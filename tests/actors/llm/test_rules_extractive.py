@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from actors.llm.rules import RulesClient
+from actors.llm.rules_extract import _VALUE_SHAPE, without_old_values
 from engine.models import Unit
 
 
@@ -86,7 +87,32 @@ def test_an_environment_word_is_said_once() -> None:
 @pytest.mark.parametrize(("said", "value"), [("the nightly export lands in gs://acme-exports-eu", "gs://acme-exports-eu"),
                                              ("release notes go to #release-train", "#release-train"),
                                              ("the sandbox db got relocated to db-sbx.corp.lan", "db-sbx.corp.lan")])
-def test_the_extractive_profile_reads_urls_channels_and_passive_changes(said: str, value: str) -> None:
-    kept = extract(said, profile="extractive")
-    assert len(kept) == 1 and value in kept[0][0]
+def test_urls_channels_and_hosts_are_values_by_their_shape(said: str, value: str) -> None:
+    assert [m.group(0) for m in _VALUE_SHAPE.finditer(said)] == [value]
+
+
+def test_the_extractive_profile_keeps_a_durable_clause_with_a_url() -> None:
+    kept = extract("the nightly export lands in gs://acme-exports-eu", profile="extractive")
+    assert len(kept) == 1 and "gs://acme-exports-eu" in kept[0][0]
     assert extract("what's in #release-train today?", profile="extractive") == []  # a question still states nothing
+
+
+@pytest.mark.parametrize(("said", "kept", "old"), [
+    ("api port changes from 8081 to 9090", "api port changes to 9090", ("8081",)),
+    ("CI now runs `uv run pytest` (previously `poetry run pytest`)", "CI now runs `uv run pytest`", ("poetry run pytest",)),
+    ("we deploy with kamal instead of capistrano", "we deploy with kamal", ("capistrano",)),
+    ("staging moved: stg-1.corp.lan -> stg-2.corp.lan", "staging moved: stg-2.corp.lan", ("stg-1.corp.lan",)),
+    ("the queue is named `jobs-v2`", "the queue is named `jobs-v2`", ()),  # positive control: nothing replaced
+])
+def test_a_replaced_value_is_cut_from_the_clause_and_named(said: str, kept: str, old: tuple[str, ...]) -> None:
+    assert without_old_values(said) == (kept, old)
+
+
+def test_a_replaced_value_becomes_a_removal_that_retires_it() -> None:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1_767_225_600_000,
+                user="the nightly export now lands in gs://acme-new instead of gs://acme-old", assistant="OK.", request_id="r1")
+    found = RulesClient("extractive").extract([unit], "project:p")
+    removal = [c for c in found if c.negated]
+    assert [c.belief for c in removal] == ["gs://acme-old"]
+    kept = [c for c in found if not c.negated]
+    assert kept and all("acme-old" not in c.text for c in kept) and any("gs://acme-new" in c.text for c in kept)

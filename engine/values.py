@@ -1,0 +1,51 @@
+"""The values a memory states, by their shape: a time, a version, a host, a path, a URL, a number, code.
+
+Used by retrieval to tell when two memories answer one question with different values of the
+same kind (DESIGN §4, "the later statement is current"). Shapes, not vocabularies: nothing here
+knows a tool, a service or a benchmark's wording.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("url", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s`'\")]+", re.I)),
+    ("code", re.compile(r"`[^`\n]+`")),
+    ("time", re.compile(r"\b\d{1,2}:\d{2}\b")),
+    ("host", re.compile(r"(?<![\w/.~-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b(?![\w/])", re.I)),
+    ("path", re.compile(r"(?:~|\.{1,2})?/[\w.@~-]+(?:/[\w.@~-]*)*|\b[\w-]+(?:/[\w.-]+)+/?")),
+    ("version", re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")),
+    ("number", re.compile(r"(?<![\w.:-])\d+(?!\w)(?![.:-]\w)")),
+)
+
+
+_HOST_OF_URL = re.compile(r"://(?:[^@/\s]+@)?([^/:\s]+)")
+
+
+def _read(text: str, out: dict[str, set[str]]) -> None:
+    taken: list[tuple[int, int]] = []
+    for name, pattern in _SHAPES:
+        for m in pattern.finditer(text):
+            if any(m.start() < end and start < m.end() for start, end in taken):
+                continue
+            taken.append((m.start(), m.end()))
+            value = m.group(0).strip("`").lower().rstrip(".")
+            out.setdefault(name, set()).add(value)
+            if name == "url" and (host := _HOST_OF_URL.search(value)):
+                out.setdefault("host", set()).add(host.group(1))  # a URL names its host too
+            if name == "code":
+                _read(value, out)  # `uv python install 3.11` states a version as well
+
+
+def value_shapes(text: str) -> dict[str, frozenset[str]]:
+    """The values of ``text`` grouped by shape; in one text a value is read by the first shape that reads it."""
+    out: dict[str, set[str]] = {}
+    _read(text, out)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def other_values(older: str, newer: str) -> bool:
+    """Whether ``newer`` states, for a shape that both state, none of the values ``older`` states."""
+    a, b = value_shapes(older), value_shapes(newer)
+    return any(not (a[s] & b[s]) for s in a.keys() & b.keys())

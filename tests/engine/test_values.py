@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.values import other_values, value_shapes
+
+
+@pytest.mark.parametrize(("text", "shape", "value"), [
+    ("the broker answers on 5672", "number", "5672"),
+    ("we pin node 20.11.1 in CI", "version", "20.11.1"),
+    ("reports are mailed at 06:45", "time", "06:45"),
+    ("metrics go to graf.internal.example.org", "host", "graf.internal.example.org"),
+    ("exports land in /srv/exports/daily", "path", "/srv/exports/daily"),
+    ("docs live at https://docs.example.dev/v2", "url", "https://docs.example.dev/v2"),
+    ("docs live at https://docs.example.dev/v2", "host", "docs.example.dev"),  # a URL names its host too
+    ("install with `pip install -e .[dev]` on 3.12", "version", "3.12"),
+    ("the runner image is `ghcr.io/acme/runner:3.4`", "version", "3.4"),  # values inside code count
+])
+def test_values_are_read_by_their_shape(text: str, shape: str, value: str) -> None:
+    assert value in value_shapes(text).get(shape, frozenset())
+
+
+def test_a_file_name_inside_a_path_is_no_host() -> None:
+    assert "host" not in value_shapes("config is read from ~/.config/tool/config.toml")
+
+
+def test_other_values_needs_a_shared_shape_with_different_values() -> None:
+    assert other_values("the cache listens on 6379", "the cache listens on 6380")
+    assert not other_values("the cache listens on 6379", "the cache is redis, port 6379")
+    assert not other_values("the cache listens on 6379", "the cache host is cache.lan")  # no shape in common
+
+
+@given(st.text(max_size=120))
+def test_a_text_never_gives_other_values_than_itself(text: str) -> None:
+    assert not other_values(text, text)
