@@ -10,7 +10,7 @@ service with the same signature.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -196,8 +196,12 @@ class EngineClient(ServiceClient[EngineService]):
     def export(self) -> list[Memory]:
         return self.ref.call(EngineService.export)
 
-    def import_memories(self, memories: Sequence[Memory], request_id: str = "") -> int:
-        return self.ref.call(EngineService.import_memories, memories, request_id)
+    def import_memories(self, memories: Sequence[Memory], request_id: str = "",
+                        vectors: Mapping[str, np.ndarray] | None = None) -> int:
+        return self.ref.call(EngineService.import_memories, memories, request_id, vectors)
+
+    def export_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return self.ref.call(EngineService.export_vectors, ids)
 
     def lease_adjudications(self, n: int, lease_ms: int = 60_000, token: str = "") -> list[tuple[int, str, Memory, Memory]]:
         return self.ref.call(EngineService.lease_adjudications, n, lease_ms, token)
@@ -229,6 +233,9 @@ class IndexClient(ServiceClient[IndexService]):
     def generation(self) -> str:
         return self.ref.call(IndexService.generation)
 
+    def embedder_id(self) -> str:
+        return self.ref.call(IndexService.embedder_id)
+
     def embed(self, texts: Sequence[str], local_only: Sequence[bool] | None = None) -> np.ndarray:
         return self.ref.call(IndexService.embed, texts, local_only)
 
@@ -247,11 +254,32 @@ class IndexClient(ServiceClient[IndexService]):
     def embed_search(self, text: str, scopes: Sequence[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
         return self.ref.call(IndexService.embed_search, text, scopes, k)
 
+    def checked_search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> tuple[str, list[tuple[str, float]]]:
+        return self.ref.call(IndexService.checked_search, vector, scopes, k)
+
+    def search_vectors(self, vector: np.ndarray, scopes: Sequence[str], k: int, also: Sequence[str] = ()
+                       ) -> tuple[str, list[tuple[str, float]], dict[str, np.ndarray]]:
+        return self.ref.call(IndexService.search_vectors, vector, scopes, k, also)
+
+    def embed_search_vectors(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
+                             ) -> tuple[np.ndarray, list[tuple[str, float]], dict[str, np.ndarray]]:
+        return self.ref.call_in("query", IndexService.embed_search_vectors, text, scopes, k, also)
+
+    def checked_embed_search(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
+                             ) -> tuple[str, np.ndarray, list[tuple[str, float]], dict[str, np.ndarray]]:
+        return self.ref.call_in("query", IndexService.checked_embed_search, text, scopes, k, also)
+
     def size(self, scope: str | None = None) -> int:
         return self.ref.call(IndexService.size, scope)
 
     def wait_for_builds(self, timeout_s: float | None = None) -> bool:
         return self.ref.call(IndexService.wait_for_builds, timeout_s)
+
+    def save_snapshot(self, scope: str, path: str, token: str, wait_s: float = 0.0) -> bool:
+        return self.ref.call(IndexService.save_snapshot, scope, path, token, wait_s)
+
+    def load_snapshot(self, scope: str, path: str, token: str) -> bool:
+        return self.ref.call(IndexService.load_snapshot, scope, path, token)
 
 
 class ExtractionClient(ServiceClient[ExtractionService]):

@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -22,6 +22,7 @@ import numpy as np
 
 from actors.clock import Clock
 from actors.store.memory_store import AuditRecord, MemoryStore, Review
+from actors.store.snapshots import LEXICAL_FILE, VECTORS_FILE, drop, load_lexical, save_lexical
 from actors.wire import (
     ForgetRequest,
     ForgetResult,
@@ -37,7 +38,7 @@ from actors.wire import (
 )
 from engine.dynamics import credit, rebalance
 from engine.effects import Effects, JobRequest
-from engine.errors import Conflict, EmptyQuery, InvalidInput, NotFound
+from engine.errors import Conflict, EmptyQuery, IndexError_, InvalidInput, NotFound, StoreError
 from engine.forget import expire_due, purge, retract
 from engine.ingest import ingest, rivals_of
 from engine.keys import normalize_belief, normalize_key, resolve_key
@@ -57,7 +58,16 @@ class IndexPort(Protocol):
     def upsert(self, scope: str, ids: Sequence[str], vectors: np.ndarray) -> None: ...
     def remove(self, ids: Sequence[str]) -> None: ...
     def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]: ...
-    def embed_search(self, text: str, scopes: Sequence[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]: ...
+    def embed_search_vectors(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
+                             ) -> tuple[np.ndarray, list[tuple[str, float]], dict[str, np.ndarray]]: ...
+    def save_snapshot(self, scope: str, path: str, token: str, wait_s: float = 0.0) -> bool: ...
+    def load_snapshot(self, scope: str, path: str, token: str) -> bool: ...
+
+
+#: At close, how long to wait for a running HNSW build before saving the vector snapshot: the
+#: switch at 50k-100k vectors takes 12-41 s (FACTS.md "FAISS"); past this, the exact index
+#: serving meanwhile is saved, and the next open starts the build again.
+SNAPSHOT_BUILD_WAIT_S = 60.0
 
 
 class GlobalPort(Protocol):
@@ -81,8 +91,15 @@ class EngineService:
         folder.mkdir(parents=True, exist_ok=True)
         if project is not None and not (folder / "project.json").exists():  # names the folder for `dynmem projects`
             (folder / "project.json").write_text(json.dumps({"project": project}), encoding="utf-8")
+        self.folder = folder
         self.store = MemoryStore(folder / "memory.sqlite")
-        self.table = MemoryTable.from_records(self.store.memory_records(), self.store.load_tensions(open_only=True))
+        # The lexical index is read from its snapshot when the store's content has not changed since.
+        token = self.store.content_token()
+        lexical = load_lexical(folder / LEXICAL_FILE, token)
+        self.table = MemoryTable.from_records(self.store.memory_records(), self.store.load_tensions(open_only=True),
+                                              lexical=lexical)
+        self._saved_token = token if lexical is not None and self.table.lexical is lexical else ""
+        self._vectors_token = ""  # the content token of the vector snapshot loaded at open, if any
         # Pairs judged distinct (verdict unrelated, or a person's keep_both): never suppress one by the other.
         self.distinct: set[frozenset[str]] = set()
         self._note_distinct(self.store.load_tensions(open_only=False))
@@ -102,6 +119,10 @@ class EngineService:
         # Vectors live in memory.sqlite and in the IndexActor's FAISS index, not here: they are
         # streamed from the store to the index in id order and in chunks (bounded memory), and
         # recall reads the few it needs (its candidates') from the store.
+        token = self.store.content_token()
+        if self.index.load_snapshot(self.scope, str(self.folder / VECTORS_FILE), token):
+            self._vectors_token = token  # the vectors as the last close left them, for the same content
+            return
         live = set(self.table.servable_ids())
         missing = live - self.store.vector_ids()
         if missing:  # rare (a vector was never stored): embed them and send everything in id order at once
@@ -138,6 +159,17 @@ class EngineService:
                 self.distinct.add(frozenset((t.a_id, t.b_id)))
 
     def close(self) -> None:
+        """Save what the next open would rebuild (when the content changed since it was saved), then close."""
+        try:
+            token = self.store.content_token()
+            if token != self._saved_token:
+                save_lexical(self.folder / LEXICAL_FILE, token, self.table.lexical)
+                self._saved_token = token
+            if token != self._vectors_token:
+                self.index.save_snapshot(self.scope, str(self.folder / VECTORS_FILE), token, SNAPSHOT_BUILD_WAIT_S)
+                self._vectors_token = token
+        except (OSError, StoreError, IndexError_):
+            pass  # a snapshot is an optimisation: the next open rebuilds without it
         self.store.close()
 
     def ping(self) -> str:
@@ -150,9 +182,17 @@ class EngineService:
     def _commit(self, effects: Effects, new_vectors: dict[str, np.ndarray], mirrored: bool = False,
                 result: str = "") -> bool:
         now = self.clock.now_ms()
-        vecs = {i: v for i, v in new_vectors.items() if i in effects.index_add}
+        adding = set(effects.index_add)  # a set: an import of 100k memories tested a tuple 100k times
+        vecs = {i: v for i, v in new_vectors.items() if i in adding}
+        purged = any(m.purged for m in effects.memories)
+        if purged:  # the snapshots hold the memories' tokens and vectors: none may outlive a purge
+            drop(self.folder / LEXICAL_FILE, self.folder / VECTORS_FILE, self.folder / (VECTORS_FILE + ".npz"))
+            self._saved_token = self._vectors_token = ""
+        # Value credit (every live recall) leaves the snapshots valid; a new text, state or vector does not.
+        changed = bool(vecs or effects.index_remove or purged) or (
+            (mirrored and bool(effects.memories)) or any(self._content_differs(m) for m in effects.memories))
         try:
-            applied = self.store.apply(effects, vecs, now, result)
+            applied = self.store.apply(effects, vecs, now, result, content_changed=changed)
         except Exception:
             if mirrored:
                 self._reload()
@@ -173,6 +213,11 @@ class EngineService:
         if effects.memories:
             self.version += 1
         return True
+
+    def _content_differs(self, m: Memory) -> bool:
+        """Whether writing ``m`` changes what the snapshots hold (its text or whether it is served)."""
+        old = self.table.get(m.id)
+        return old is None or old.text != m.text or old.servable != m.servable or old.purged != m.purged
 
     # ---- ingest ----------------------------------------------------------------------
     def ingest(self, receipt: str, candidates: Sequence[Candidate], vectors: np.ndarray | None = None,
@@ -334,16 +379,20 @@ class EngineService:
         self._refresh_global()
         r = self.settings.retrieval
         scopes = sorted(readable_scopes(project))
-        qvec, found = self.index.embed_search(query, scopes, r.shortlist)  # one round trip on the hot path
-        hits = dict(found)
         lex = self.table.lexical.search(query, r.shortlist)
         lex.update({k: v for k, v in self._global.lexical.search(query, r.shortlist).items() if k not in lex})
+        # One reply brings the FAISS shortlist and the vectors of every candidate (hits and lexical
+        # ones), from the index's memory: the hot path reads nothing from disk.
+        qvec, found, vectors = self.index.embed_search_vectors(query, scopes, r.shortlist, sorted(lex))
+        hits = dict(found)
         pool: list[Shortlisted] = []
         as_of = req.as_of_ms
         candidates = set(hits) | set(lex)
         if as_of is not None:
             candidates |= self.table.valid_from_at_or_before(as_of)
-        vectors = self._vectors_of(sorted(candidates))  # O(shortlist) rows, one read
+        missing = sorted(i for i in candidates if i not in vectors)
+        if missing:  # not indexed (retired or purged, asked for by as_of): from the store
+            vectors.update(self._vectors_of(missing))
         for mid in sorted(candidates):
             m = self._memory(mid)
             if m is None:
@@ -354,7 +403,8 @@ class EngineService:
                 if v is None and as_of is not None and not m.purged:
                     v = self.index.embed([m.text], _local_only([m]))[0]
                 cos = float(np.dot(qvec, v)) if v is not None else 0.0
-            pool.append(Shortlisted(memory=m, cos=float(cos), lex=lex.get(mid, 0.0)))
+            # built unvalidated: every field is already typed (a model per candidate is most of a recall)
+            pool.append(Shortlisted.model_construct(memory=m, cos=float(cos), lex=lex.get(mid, 0.0)))
         always = self.table.always_on() + self._global.always_on()
 
         def rival_of(m: Memory) -> Memory | None:
@@ -558,8 +608,17 @@ class EngineService:
         """Every memory of this scope, all states (purged ones keep only hashes)."""
         return sorted(self.table, key=lambda m: (m.recorded_at_ms, m.id))
 
-    def import_memories(self, memories: Sequence[Memory], request_id: str = "") -> int:
-        """Restore memories as given (states, pools, validity), re-embedding the servable ones.
+    def export_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of these memories (for an export that carries them)."""
+        return self.store.vectors(ids)
+
+    def import_memories(self, memories: Sequence[Memory], request_id: str = "",
+                        vectors: Mapping[str, np.ndarray] | None = None) -> int:
+        """Restore memories as given (states, pools, validity), embedding the servable ones.
+
+        ``vectors`` are the memories' own vectors from an export made in this vector space
+        (the caller checks the embedder id): those memories are not embedded again. A vector
+        of the wrong width is refused.
 
         Memories of another scope are refused; an id that already exists is overwritten.
         """
@@ -568,8 +627,23 @@ class EngineService:
             raise InvalidInput(f"{len(foreign)} memories belong to another scope than {self.scope} (e.g. {foreign[0]})")
         now = self.clock.now_ms()
         live = [m for m in memories if m.servable and not m.purged]
-        vecs = self.index.embed([m.text for m in live], _local_only(live)) if live else None
-        new_vecs = {m.id: vecs[i] for i, m in enumerate(live)} if vecs is not None else {}
+        given = vectors or {}
+        new_vecs: dict[str, np.ndarray] = {}
+        for m in live:
+            v = given.get(m.id)
+            if v is not None:
+                v = np.asarray(v, dtype=np.float32).reshape(-1)
+                norm = float(np.linalg.norm(v))
+                if not np.isfinite(v).all() or norm <= 1e-12:
+                    raise InvalidInput(f"the vector of {m.id} is not a finite non-zero vector")
+                new_vecs[m.id] = v / norm
+        todo = [m for m in live if m.id not in new_vecs]
+        if todo:
+            vecs = self.index.embed([m.text for m in todo], _local_only(todo))
+            new_vecs.update({m.id: vecs[i] for i, m in enumerate(todo)})
+        widths = {v.shape[0] for v in new_vecs.values()}
+        if len(widths) > 1:
+            raise InvalidInput(f"imported vectors have widths {sorted(widths)}; this store embeds {max(widths)}-d")
         audit = tuple(AuditEvent(memory_id=m.id, action="import", actor=Origin.HUMAN, reason="imported",
                                  request_id=request_id, at_ms=now, to_state=m.state.value) for m in memories)
         receipt = "import:" + (request_id or stable_id("i", *(m.id for m in memories), now))

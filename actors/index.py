@@ -20,17 +20,24 @@ FAISS labels are int64 derived from the memory id string (blake2b, 8 bytes, top 
 cleared); a two-way map turns them back. All vectors are L2-normalised, so inner
 product is cosine. Errors from ``faiss`` become ``IndexError_`` here.
 
-Not thread-safe: the index actor owns one instance (the build thread touches only its new index).
+Thread-safe: every public method holds one lock (the index actor serves searches from its
+``query`` concurrency group while writes arrive in the default one); waits for a background
+build happen outside it, and the build thread touches only its new index.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import faiss
 import numpy as np
@@ -40,6 +47,24 @@ from engine.errors import IndexError_, InvalidInput
 __all__ = ["VectorIndex", "label_for"]
 
 _LABEL_MASK = 0x7FFF_FFFF_FFFF_FFFF  # non-negative int64; faiss uses -1 for "no result"
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _locked(method: _F) -> _F:
+    """Run ``method`` holding the index's lock (the owner's threads: the actor's call groups)."""
+
+    @functools.wraps(method)
+    def wrapper(self: VectorIndex, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return cast(_F, wrapper)
+
+
+def _meta_path(index_path: Path) -> Path:
+    return index_path.with_name(index_path.name + ".npz")
 
 
 def label_for(memory_id: str) -> int:
@@ -117,9 +142,11 @@ class VectorIndex:
         # get the threads back. This is process-wide: the owning actor is the process.
         self._build_threads = max(1, faiss.omp_get_max_threads())
         faiss.omp_set_num_threads(1)
+        self._lock = threading.RLock()
 
     # -- writes ----------------------------------------------------------------
 
+    @_locked
     def upsert(self, scope: str, ids: Sequence[str], vectors: np.ndarray) -> None:
         """Add or replace vectors under ``scope``; an id held by another scope moves here.
 
@@ -165,6 +192,7 @@ class VectorIndex:
             self._scope_of[label] = scope
         self._maybe_rebuild(scope)
 
+    @_locked
     def remove(self, ids: Iterable[str]) -> int:
         """Remove ids from whichever scope holds them; unknown ids are ignored.
 
@@ -183,6 +211,7 @@ class VectorIndex:
             self._maybe_rebuild(scope)
         return sum(len(labels) for labels in by_scope.values())
 
+    @_locked
     def clear(self, scope: str) -> None:
         """Drop every vector of ``scope``."""
         dropped = self._scopes.pop(scope, None)
@@ -193,6 +222,7 @@ class VectorIndex:
 
     # -- reads -----------------------------------------------------------------
 
+    @_locked
     def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]:
         """The ``k`` ids most similar to ``vector`` across ``scopes``, best first.
 
@@ -204,6 +234,7 @@ class VectorIndex:
             IndexError_: faiss fails.
         """
         self._finish_builds()
+        faiss.omp_set_num_threads(1)  # per calling thread (the query group's is not the constructor's)
         query = self._check_vectors(np.asarray(vector).reshape(1, -1), expected_rows=1)
         if k < 1:
             return []
@@ -215,18 +246,23 @@ class VectorIndex:
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return hits[:k]
 
+    @_locked
     def vectors(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
         """Current (normalised) vectors of the ids that are indexed; others are left out."""
-        found: dict[str, np.ndarray] = {}
+        by_scope: dict[str, list[tuple[str, int]]] = {}
         for memory_id in ids:
             label = self._label_of.get(memory_id)
             scope = self._scope_of.get(label) if label is not None else None
-            if label is None or scope is None:
-                continue
-            with _faiss_errors("reconstruct a vector"):
-                found[memory_id] = np.asarray(self._scopes[scope].index.reconstruct(label), dtype=np.float32)
+            if label is not None and scope is not None:
+                by_scope.setdefault(scope, []).append((memory_id, label))
+        found: dict[str, np.ndarray] = {}
+        for scope, pairs in by_scope.items():
+            with _faiss_errors("reconstruct vectors"):  # one call per scope (a recall asks for ~60)
+                rows = self._scopes[scope].index.reconstruct_batch(np.asarray([lb for _, lb in pairs], dtype=np.int64))
+            found.update(zip((mid for mid, _ in pairs), np.asarray(rows, dtype=np.float32), strict=True))
         return found
 
+    @_locked
     def size(self, scope: str | None = None) -> int:
         """Live vectors in ``scope``, or in all scopes."""
         if scope is None:
@@ -234,37 +270,128 @@ class VectorIndex:
         held = self._scopes.get(scope)
         return 0 if held is None else len(held.live)
 
+    @_locked
     def scope_of(self, memory_id: str) -> str | None:
         """The scope that holds ``memory_id``, if any."""
         label = self._label_of.get(memory_id)
         return None if label is None else self._scope_of.get(label)
 
+    @_locked
     def is_approximate(self, scope: str) -> bool:
         """Whether ``scope`` is currently served by HNSW rather than exact search."""
         self._finish_builds()
         held = self._scopes.get(scope)
         return held is not None and held.approximate
 
+    @_locked
     def building(self, scope: str) -> bool:
         """Whether a background rebuild of ``scope`` is still running."""
         build = self._builds.get(scope)
         return build is not None and build.thread is not None and build.thread.is_alive()
 
+    @_locked
     def building_any(self) -> bool:
         """Whether any background rebuild is still running."""
         return any(self.building(scope) for scope in list(self._builds))
 
     def wait_for_builds(self, timeout_s: float | None = None) -> None:
         """Wait for background rebuilds to finish and swap them in, including a rebuild that a
-        finished one started (too many writes arrived during it: a store opened in chunks)."""
+        finished one started (too many writes arrived during it: a store opened in chunks).
+        The waiting holds no lock: searches and writes go on meanwhile."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
-            for build in list(self._builds.values()):
-                if build.thread is not None:
-                    build.thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-            self._finish_builds()
+            with self._lock:
+                threads = [b.thread for b in self._builds.values() if b.thread is not None]
+            for thread in threads:
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            with self._lock:
+                self._finish_builds()
             if not self.building_any() or (deadline is not None and time.monotonic() >= deadline):
                 return
+
+    # -- snapshots (a store opens without sending every vector again) -------------------
+
+    def save(self, scope: str, path: str | os.PathLike[str], token: str, wait_s: float = 0.0) -> bool:
+        """Write the index serving ``scope`` to ``path`` (``path.npz`` beside it: the token, the live ids).
+
+        A background rebuild of the scope is waited for up to ``wait_s`` (so that the HNSW graph,
+        not the exact index it replaces, is what the next open reads). Files are written to
+        temporary names and renamed, the graph first, so the pair is complete before the
+        metadata names its token.
+
+        Returns:
+            whether a snapshot was written (False: nothing held for ``scope``).
+        """
+        if self.building(scope) and wait_s > 0:
+            self.wait_for_builds(wait_s)
+        with self._lock:
+            return self._save(scope, path, token)
+
+    def _save(self, scope: str, path: str | os.PathLike[str], token: str) -> bool:
+        self._finish_builds()
+        held = self._scopes.get(scope)
+        if held is None or not held.live:
+            return False
+        target = Path(path)
+        meta = _meta_path(target)
+        labels = np.fromiter(sorted(held.live), dtype=np.int64, count=len(held.live))
+        ids = "\n".join(self._id_of[label] for label in labels.tolist())
+        with _faiss_errors("write an index snapshot"):
+            faiss.write_index(held.index, str(target) + ".tmp")
+        try:
+            with open(str(meta) + ".tmp", "wb") as fh:
+                np.savez(fh, token=np.frombuffer(token.encode("utf-8"), dtype=np.uint8),
+                         dim=np.array([self.dim], dtype=np.int64), approximate=np.array([held.approximate]),
+                         labels=labels, ids=np.frombuffer(ids.encode("utf-8"), dtype=np.uint8))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(str(target) + ".tmp", target)
+            os.replace(str(meta) + ".tmp", meta)
+        except OSError as exc:
+            raise IndexError_(f"cannot write the index snapshot {target}: {exc}") from exc
+        return True
+
+    @_locked
+    def load(self, scope: str, path: str | os.PathLike[str], token: str) -> bool:
+        """Serve ``scope`` from the snapshot at ``path`` if it was saved for ``token``; else change nothing.
+
+        Returns:
+            whether the snapshot was used (False: no file, another token or width, a damaged file,
+            or an id held by another scope).
+        """
+        target = Path(path)
+        try:
+            with np.load(_meta_path(target), allow_pickle=False) as z:
+                if z["token"].tobytes().decode("utf-8") != token or int(z["dim"][0]) != self.dim:
+                    return False
+                approximate = bool(z["approximate"][0])
+                labels = z["labels"].astype(np.int64)
+                ids = z["ids"].tobytes().decode("utf-8").split("\n") if z["ids"].size else []
+            index = faiss.read_index(str(target))
+        except (OSError, KeyError, ValueError, IndexError, UnicodeDecodeError, RuntimeError, zipfile.BadZipFile):
+            return False
+        if len(ids) != labels.size or index.d != self.dim or index.ntotal < labels.size:
+            return False
+        label_list = labels.tolist()
+        known = set(label_list) & self._id_of.keys()
+        if known:  # ids this index already knows must agree with the snapshot's
+            id_at = dict(zip(label_list, ids, strict=True))
+            for label in known:
+                held_by = self._scope_of.get(label)
+                if (held_by is not None and held_by != scope) or self._id_of[label] != id_at[label]:
+                    return False
+        if approximate:
+            with _faiss_errors("set up a loaded index"):
+                inner: Any = faiss.downcast_index(index.index)  # type: ignore[attr-defined]  # an IndexIDMap2 read back
+                inner.hnsw.efSearch = self.ef_search
+        self._builds.pop(scope, None)  # a build of the old content is of no use now
+        self.clear(scope)
+        self._label_of.update(zip(ids, label_list))
+        self._id_of.update(zip(label_list, ids))
+        self._scope_of.update(dict.fromkeys(label_list, scope))
+        self._scopes[scope] = _Scope(index=index, approximate=approximate, live=set(label_list))
+        self._maybe_rebuild(scope)
+        return True
 
     # -- internals -------------------------------------------------------------
 

@@ -14,6 +14,8 @@ they are never near duplicates of each other.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -56,6 +58,8 @@ class IndexService:
         # a hit skips the forward pass, the largest part of a recall (eval/results/perf.md).
         self.query_cache_size = settings.query_cache_size
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._raw_keys: OrderedDict[bytes, str] = OrderedDict()  # digest of a query as typed -> its cache key
+        self._cache_lock = threading.Lock()
         self.query_cache_hits = 0
         # A new value each time the actor starts: the FAISS index lives in memory, so after a
         # restart by Ray it is empty until the engines upsert their vectors again (RemoteIndex).
@@ -67,6 +71,15 @@ class IndexService:
 
     def ping(self) -> str:
         return self.embedder.name if self.local is None else f"{self.embedder.name}+{self.local.name}"
+
+    def embedder_id(self) -> str:
+        """Names the vector space: embedder (and model), width, and the local half in split mode.
+
+        An export records it with its vectors; an import uses them only when it is this one.
+        """
+        main = self.embedder.name + (f":{model}" if (model := getattr(self.embedder, "model", "")) else "")
+        local = f"+{self.local.name}" if self.local is not None else ""
+        return f"{main}{local}/{self.dim}"
 
     def probe(self) -> str:
         """Embed one text (``dynmem doctor``); a one-line verdict or an error."""
@@ -96,19 +109,37 @@ class IndexService:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        """The vector of a query, from a bounded LRU cache keyed by its normalised text."""
-        key = normalise_query(text)
-        vec = self._query_cache.get(key)
-        if vec is not None:
-            self._query_cache.move_to_end(key)
-            self.query_cache_hits += 1
-            return vec
+        """The vector of a query, from a bounded LRU cache keyed by its normalised text.
+
+        A query seen before as typed skips the normalisation too (redaction is a tenth of a
+        millisecond): the raw text is remembered by its digest only, never as text.
+        """
+        digest = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+        with self._cache_lock:  # the query group and the default group may both embed queries
+            key = self._raw_keys.get(digest)
+            if key is not None:
+                self._raw_keys.move_to_end(digest)
+        if key is None:
+            key = normalise_query(text)
+        with self._cache_lock:
+            vec = self._query_cache.get(key)
+            if vec is not None:
+                self._query_cache.move_to_end(key)
+                self._raw_keys[digest] = key
+                while len(self._raw_keys) > self.query_cache_size:
+                    self._raw_keys.popitem(last=False)
+                self.query_cache_hits += 1
+                return vec
         vec = self._embed_query(key)
         vec.flags.writeable = False  # shared by every later hit
         if self.query_cache_size > 0:
-            self._query_cache[key] = vec
-            while len(self._query_cache) > self.query_cache_size:
-                self._query_cache.popitem(last=False)
+            with self._cache_lock:
+                self._raw_keys[digest] = key
+                self._query_cache[key] = vec
+                while len(self._raw_keys) > self.query_cache_size:
+                    self._raw_keys.popitem(last=False)
+                while len(self._query_cache) > self.query_cache_size:
+                    self._query_cache.popitem(last=False)
         return vec
 
     def _embed_query(self, clean: str) -> np.ndarray:
@@ -137,12 +168,47 @@ class IndexService:
                 best[mid] = max(cos, best.get(mid, -1.0))
         return sorted(best.items(), key=lambda h: (-h[1], h[0]))[:k]
 
+    def checked_search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> tuple[str, list[tuple[str, float]]]:
+        """:meth:`search` with this start's :meth:`generation`: one round trip where a caller that
+        must notice a restart would make two (it discards the hits and searches again after a refill)."""
+        return self._generation, self.search(vector, scopes, k)
+
+    def search_vectors(self, vector: np.ndarray, scopes: Sequence[str], k: int, also: Sequence[str] = ()
+                       ) -> tuple[str, list[tuple[str, float]], dict[str, np.ndarray]]:
+        """:meth:`checked_search`, plus the vectors of the hits and of the ids in ``also`` (those indexed):
+        a recall scores and suppresses its candidates from memory, without reading them from disk."""
+        hits = self.search(vector, scopes, k)
+        return self._generation, hits, self.index.vectors(dict.fromkeys([*(h[0] for h in hits), *also]))
+
+    def checked_embed_search(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
+                             ) -> tuple[str, np.ndarray, list[tuple[str, float]], dict[str, np.ndarray]]:
+        """This start's generation, the query's vector, its shortlist and the candidates' vectors
+        (:meth:`search_vectors`): a recall's one call to this actor, served in its ``query`` group
+        (the index is thread-safe, so it never waits for a bulk batch)."""
+        vec = self.embed_query(text)
+        gen, hits, vectors = self.search_vectors(vec, scopes, k, also)
+        return gen, vec, hits, vectors
+
+    def embed_search_vectors(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
+                             ) -> tuple[np.ndarray, list[tuple[str, float]], dict[str, np.ndarray]]:
+        """:meth:`checked_embed_search` without the generation (the engine's port in process)."""
+        _, vec, hits, vectors = self.checked_embed_search(text, scopes, k, also)
+        return vec, hits, vectors
+
     def embed_search(self, text: str, scopes: Sequence[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
         vec = self.embed_query(text)
         return vec, self.search(vec, scopes, k)
 
     def size(self, scope: str | None = None) -> int:
         return self.index.size(scope)
+
+    def save_snapshot(self, scope: str, path: str, token: str, wait_s: float = 0.0) -> bool:
+        """Write ``scope``'s index to ``path`` for the store content ``token`` (``VectorIndex.save``)."""
+        return self.index.save(scope, path, token, wait_s)
+
+    def load_snapshot(self, scope: str, path: str, token: str) -> bool:
+        """Serve ``scope`` from the snapshot at ``path`` when it was saved for ``token`` (``VectorIndex.load``)."""
+        return self.index.load(scope, path, token)
 
     def wait_for_builds(self, timeout_s: float | None = None) -> bool:
         """Wait for background index rebuilds (the switch to HNSW); True when none is left running."""

@@ -12,7 +12,7 @@ import socket
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -81,14 +81,41 @@ class RemoteIndex:
         self.index.remove(ids)
 
     def search(self, vector: np.ndarray, scopes: list[str], k: int) -> list[tuple[str, float]]:
-        self._fresh()
-        return self.index.search(vector, scopes, k)
+        if self.on_restart is None:
+            return self.index.search(vector, scopes, k)
+        # The restart check rides on the search reply (one round trip on the recall path, not two):
+        # hits from an index that restarted are thrown away and asked again after the refill.
+        gen, hits = self.index.checked_search(vector, scopes, k)
+        if self._generation is None:
+            self._generation = gen
+        elif gen != self._generation:
+            self._generation = gen
+            self.on_restart()
+            hits = self.index.search(vector, scopes, k)
+        return hits
 
-    def embed_search(self, text: str, scopes: list[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
+    def save_snapshot(self, scope: str, path: str, token: str, wait_s: float = 0.0) -> bool:
         self._fresh()
-        # Two calls on Ray (about 1 ms more) so that the query never waits for a bulk batch.
-        vec = self.index.ref.call_in("query", IndexService.embed_query, text)
-        return vec, self.index.search(vec, scopes, k)
+        return self.index.save_snapshot(scope, path, token, wait_s)
+
+    def load_snapshot(self, scope: str, path: str, token: str) -> bool:
+        self._fresh()
+        return self.index.load_snapshot(scope, path, token)
+
+    def embed_search_vectors(self, text: str, scopes: list[str], k: int, also: Sequence[str] = ()
+                             ) -> tuple[np.ndarray, list[tuple[str, float]], dict[str, np.ndarray]]:
+        # One call on Ray, in the index actor's query group (it never waits for a bulk batch):
+        # the query's vector, the search, the candidates' vectors and the restart check. Hits
+        # from an index that restarted are thrown away and asked again after the refill.
+        gen, vec, hits, vectors = self.index.checked_embed_search(text, scopes, k, also)
+        if self.on_restart is not None:
+            if self._generation is None:
+                self._generation = gen
+            elif gen != self._generation:
+                self._generation = gen
+                self.on_restart()
+                _, hits, vectors = self.index.search_vectors(vec, scopes, k, also)
+        return vec, hits, vectors
 
 
 def is_plain_data(value: Any) -> bool:

@@ -8,8 +8,10 @@ project's EngineActor in turn order; tensions are then judged by the Adjudicatio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from pydantic import BaseModel, ConfigDict
 
@@ -412,16 +414,33 @@ class Pipeline:
         self._known(project)
         return self.rt.engine(project).export()
 
-    def import_memories(self, project: str, memories: Sequence[Memory], request_id: str = "") -> int:
-        """Restore exported memories; global-scope rows go to the global engine."""
+    def embedder_id(self) -> str:
+        """The id of this runtime's vector space (``IndexService.embedder_id``)."""
+        return self.rt.index.embedder_id()
+
+    def export_vectors(self, project: str, ids: Sequence[str]) -> tuple[str, dict[str, np.ndarray]]:
+        """The vector space's id (``IndexService.embedder_id``) and the stored vectors of these memories."""
+        self._known(project)
+        return self.rt.index.embedder_id(), self.rt.engine(project).export_vectors(list(ids))
+
+    def import_memories(self, project: str, memories: Sequence[Memory], request_id: str = "",
+                        vectors: Mapping[str, np.ndarray] | None = None, embedder: str = "") -> int:
+        """Restore exported memories; global-scope rows go to the global engine.
+
+        ``vectors`` (with the ``embedder`` id they were made by) are used only when that id is
+        this runtime's: 100k memories then import without a forward pass each. Otherwise
+        every servable memory is embedded again.
+        """
         request_id = stored_id(request_id)
+        if vectors and embedder != self.rt.index.embedder_id():
+            vectors = None
         glob = [m for m in memories if m.scope == "global"]
         mine = [m for m in memories if m.scope != "global"]
         n = 0
         if mine:
-            n += self.rt.engine(project).import_memories(mine, request_id)
+            n += self.rt.engine(project).import_memories(mine, request_id, vectors)
         if glob:
-            n += self.rt.global_engine.import_memories(glob, request_id)
+            n += self.rt.global_engine.import_memories(glob, request_id, vectors)
         return n
 
     # ---- feedback, misses and the log ---------------------------------------------------

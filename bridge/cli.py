@@ -24,9 +24,14 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, NoReturn
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn
 
 from engine.errors import DynmemError, InvalidInput, NotFound, ServiceUnavailable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from engine.models import Memory
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -444,22 +449,57 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    import base64
+
     with _session(args, use_ray=False) as pipe:
         rows = pipe.export(args.project)
+        space, vectors = pipe.export_vectors(args.project, [m.id for m in rows]) if args.vectors else ("", {})
     out = Path(args.file)
     with out.open("w", encoding="utf-8") as fh:
         for m in rows:
-            fh.write(m.model_dump_json() + "\n")
-    _emit(args, {"file": str(out), "memories": len(rows)}, lambda: print(f"exported {len(rows)} memories to {out}"))
+            v = vectors.get(m.id)
+            if v is None:  # a memory line as such (what older exports hold)
+                fh.write(m.model_dump_json() + "\n")
+                continue
+            vec = {"embedder": space, "dim": int(v.size), "f32": base64.b64encode(v.astype("<f4").tobytes()).decode()}
+            fh.write(json.dumps({"memory": m.model_dump(mode="json"), "vector": vec}) + "\n")
+    _emit(args, {"file": str(out), "memories": len(rows), "vectors": len(vectors), "embedder": space},
+          lambda: print(f"exported {len(rows)} memories ({len(vectors)} with their vectors) to {out}"))
     return 0
+
+
+def _import_line(line: str) -> tuple[Memory, tuple[str, np.ndarray] | None]:
+    """One export line: a memory, or ``{"memory": ..., "vector": {"embedder", "dim", "f32"}}``."""
+    import base64
+    import binascii
+
+    import numpy as np
+
+    from engine.models import Memory
+
+    doc = json.loads(line)
+    if not isinstance(doc, dict) or "memory" not in doc:
+        return Memory.model_validate(doc), None
+    vec = doc.get("vector")
+    m = Memory.model_validate(doc["memory"])
+    if vec is None:
+        return m, None
+    try:
+        arr = np.frombuffer(base64.b64decode(vec["f32"], validate=True), dtype="<f4").astype(np.float32)
+        space, dim = str(vec["embedder"]), int(vec["dim"])
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
+        raise ValueError(f"its vector is not embedder/dim/f32 ({exc})") from exc
+    if arr.size != dim:
+        raise ValueError(f"its vector has {arr.size} values, not the {dim} it declares")
+    return m, (space, arr)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from engine.models import Memory
-
     rows = []
+    vectors: dict[str, np.ndarray] = {}  # noqa: F821 - numpy is imported for type checking only
+    spaces: set[str] = set()
     try:
         lines = Path(args.file).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -468,16 +508,28 @@ def cmd_import(args: argparse.Namespace) -> int:
         if not line.strip():
             continue
         try:
-            rows.append(Memory.model_validate_json(line))
+            m, vec = _import_line(line)
         except ValidationError as exc:
             raise InvalidInput(f"{args.file} line {n}: not a memory ({exc.errors()[0]['msg']})") from exc
+        except ValueError as exc:
+            raise InvalidInput(f"{args.file} line {n}: not a memory ({exc})") from exc
+        rows.append(m)
+        if vec is not None:
+            spaces.add(vec[0])
+            vectors[m.id] = vec[1]
+    if len(spaces) > 1:
+        raise InvalidInput(f"{args.file} mixes vectors of {len(spaces)} embedders ({', '.join(sorted(spaces))})")
     from engine.scopes import project_scope
 
     scope = project_scope(args.project)
     rows = [m if m.scope == "global" else m.model_copy(update={"scope": scope}) for m in rows]
+    space = next(iter(spaces), "")
     with _session(args, use_ray=False) as pipe:
-        n = pipe.import_memories(args.project, rows)
-    _emit(args, {"imported": n}, lambda: print(f"imported {n} memories into {args.project}"))
+        reused = len(vectors) if vectors and space == pipe.embedder_id() else 0
+        n = pipe.import_memories(args.project, rows, vectors=vectors, embedder=space)
+    note = f" ({reused} with their exported vectors, the rest embedded)" if reused else (
+        f" (embedded again: the export's vectors are from {space})" if vectors else "")
+    _emit(args, {"imported": n, "reused_vectors": reused}, lambda: print(f"imported {n} memories into {args.project}{note}"))
     return 0
 
 
@@ -706,6 +758,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("export", parents=[common], help="write every memory of a project as JSON Lines")
     s.add_argument("file", help="output file")
+    s.add_argument("--no-vectors", dest="vectors", action="store_false",
+                   help="leave out the memories' vectors (an import then embeds every memory again)")
     s.add_argument("--project", help=PROJECT_HELP)
     s.set_defaults(func=cmd_export)
 

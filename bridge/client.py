@@ -8,6 +8,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,17 @@ class SidecarPipeline:
     def export(self, project: str) -> list[Memory]:
         return [Memory.model_validate(m) for m in self._call("GET", "/v1/export", query={"project": project})["memories"]]
 
-    def import_memories(self, project: str, memories: list[Memory], request_id: str = "") -> int:
+    def embedder_id(self) -> str:
+        """The HTTP API carries no vectors: nothing exported through a sidecar names a vector space."""
+        return ""
+
+    def export_vectors(self, project: str, ids: Sequence[str]) -> tuple[str, dict[str, Any]]:
+        """No vectors through the HTTP API: such an export is imported by embedding every memory."""
+        return "", {}
+
+    def import_memories(self, project: str, memories: list[Memory], request_id: str = "",
+                        vectors: Any = None, embedder: str = "") -> int:
+        """Through the sidecar every memory is embedded again (the HTTP API carries no vectors)."""
         from bridge.routes.projects import IMPORT_CHUNK
 
         n = 0

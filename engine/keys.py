@@ -11,6 +11,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping
+from functools import lru_cache
 
 import numpy as np
 
@@ -27,6 +28,7 @@ def normalize_text(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+@lru_cache(maxsize=1 << 16)  # pure; opening a store normalises every memory's key, and keys recur
 def normalize_key(key: str) -> str:
     """Normalise a belief key: lower case, no articles, single spaces, no edge punctuation."""
     key = normalize_text(key).replace("_", " ").replace("-", " ")
@@ -34,6 +36,7 @@ def normalize_key(key: str) -> str:
     return _EDGE_PUNCT.sub("", _SPACE.sub(" ", key)).strip()
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_belief(belief: str) -> str:
     """Normalise a belief value, keeping identifiers (paths, versions, flags) intact."""
     belief = normalize_text(belief)

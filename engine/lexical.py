@@ -60,6 +60,16 @@ def _word(matched: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
     return head, (), ()
 
 
+def _joined(words: Sequence[str]) -> np.ndarray:
+    """Strings as one byte array, newline-separated (ids and tokens never hold a newline)."""
+    return np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8)
+
+
+def _split(blob: np.ndarray) -> list[str]:
+    text = blob.tobytes().decode("utf-8")
+    return text.split("\n") if text else []
+
+
 def bm25_normalise(scores: dict[str, float], ceiling: float, limit: int) -> dict[str, float]:
     """The best ``limit`` scores divided by ``ceiling``, ties broken by id (shared by every index)."""
     if ceiling <= 0:
@@ -71,13 +81,18 @@ def bm25_normalise(scores: dict[str, float], ceiling: float, limit: int) -> dict
 class _Postings:
     """The documents of one term: slots and term frequencies in growable int32 arrays."""
 
-    __slots__ = ("slots", "tfs", "live", "dead")
+    __slots__ = ("slots", "tfs", "live", "dead", "shortest")
 
     def __init__(self) -> None:
         self.slots = array("i")
         self.tfs = array("i")
         self.live = 0  # document frequency
         self.dead = 0  # entries whose slot was retired (dropped at the next compaction)
+        # For each term frequency, the shortest document holding the term that often: the
+        # term's largest BM25 part is reached at one of these pairs, so a query knows what the
+        # term can add to any document at most (MaxScore). Kept over every entry ever added
+        # (removals leave it: still a bound).
+        self.shortest: dict[int, int] = {}
 
 
 class BM25Index:
@@ -98,12 +113,16 @@ class BM25Index:
         self.b = b
         self._slot: dict[str, int] = {}
         self._ids: list[str | None] = []
-        self._terms: list[tuple[str, ...]] = []  # distinct terms of each slot (for removal)
+        # distinct terms of each slot (for removal); None: read from the arrays it was loaded from
+        self._terms: list[tuple[str, ...] | None] = []
+        self._loaded_terms: tuple[np.ndarray, np.ndarray, list[str]] | None = None
         self._lens = np.zeros(64, dtype=np.float64)
         self._alive = np.zeros(64, dtype=bool)
         self._postings: dict[str, _Postings] = {}
         self._total_len = 0
         self._dead_slots = 0
+        #: Documents the last :meth:`search` scored (with MaxScore, fewer than hold a query term).
+        self.last_scored = 0
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -139,6 +158,8 @@ class BM25Index:
             p.slots.append(slot)
             p.tfs.append(tf)
             p.live += 1
+            if n < p.shortest.get(tf, n + 1):
+                p.shortest[tf] = n
 
     def add_many(self, docs: Sequence[tuple[str, str]]) -> None:
         """Index many documents (id, text) at once: the same index as ``add`` of each in turn.
@@ -174,6 +195,13 @@ class BM25Index:
             p.tfs = array("i", f_sorted[a:b].tobytes())
             p.live = b - a
             self._postings[names[int(t_sorted[a])]] = p
+        if t_sorted.size:  # the shortest document per (term, tf): sorted by term, tf, length; first of each pair
+            doc_len = lens[s_sorted]
+            by = np.lexsort((doc_len, f_sorted, t_sorted))
+            t_by, f_by, l_by = t_sorted[by], f_sorted[by], doc_len[by]
+            first = np.flatnonzero(np.r_[True, (t_by[1:] != t_by[:-1]) | (f_by[1:] != f_by[:-1])])
+            for t, f, ln in zip(t_by[first].tolist(), f_by[first].tolist(), l_by[first].tolist(), strict=True):
+                self._postings[names[t]].shortest[f] = ln
         # distinct terms of each slot (for removal), in first-occurrence order as Counter keeps them
         self._terms = [tuple(dict.fromkeys(tokens)) for tokens in token_lists]
         ids = [d for d, _ in docs]
@@ -193,7 +221,7 @@ class BM25Index:
         self._alive[slot] = False
         self._ids[slot] = None
         self._total_len -= int(self._lens[slot])
-        for term in self._terms[slot]:
+        for term in self._terms_of(slot):
             p = self._postings[term]
             p.live -= 1
             p.dead += 1
@@ -226,7 +254,8 @@ class BM25Index:
             p.dead = 0
         kept = np.flatnonzero(alive).tolist()
         self._ids = [self._ids[s] for s in kept]
-        self._terms = [self._terms[s] for s in kept]
+        self._terms = [self._terms_of(s) for s in kept]
+        self._loaded_terms = None
         size = max(64, 2 * len(kept))
         lens = np.zeros(size, dtype=np.float64)
         lens[: len(kept)] = self._lens[kept]
@@ -235,6 +264,85 @@ class BM25Index:
         self._alive[: len(kept)] = True
         self._slot = {doc: i for i, doc in enumerate(self._ids) if doc is not None}
         self._dead_slots = 0
+
+    def _terms_of(self, slot: int) -> tuple[str, ...]:
+        terms = self._terms[slot]
+        if terms is None:
+            assert self._loaded_terms is not None  # None entries come only from from_arrays
+            off, term_ids, vocab = self._loaded_terms
+            terms = tuple(vocab[t] for t in term_ids[off[slot] : off[slot + 1]].tolist())
+        return terms
+
+    # -- snapshot (a store opens without tokenizing every memory again) ------------------
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The whole index as flat arrays (for ``np.savez``, no pickle); :meth:`from_arrays` reads them.
+
+        Retired slots are dropped first (the answers do not depend on slot numbers).
+        """
+        if self._dead_slots:
+            self._renumber()
+        n = len(self._ids)
+        vocab = list(self._postings)
+        term_id = {t: i for i, t in enumerate(vocab)}
+        plist = [self._postings[t] for t in vocab]
+        off = np.zeros(len(vocab) + 1, dtype=np.int64)
+        off[1:] = np.cumsum([len(p.slots) for p in plist])
+        sh_off = np.zeros(len(vocab) + 1, dtype=np.int64)
+        sh_off[1:] = np.cumsum([len(p.shortest) for p in plist])
+        doc_terms = [self._terms_of(s) for s in range(n)]
+        dt_off = np.zeros(n + 1, dtype=np.int64)
+        dt_off[1:] = np.cumsum([len(t) for t in doc_terms])
+        return {
+            "params": np.array([self.k1, self.b], dtype=np.float64),
+            "total_len": np.array([self._total_len], dtype=np.int64),
+            "ids": _joined([str(i) for i in self._ids]),
+            "lens": self._lens[:n].copy(),
+            "vocab": _joined(vocab),
+            "off": off,
+            "slots": np.frombuffer(b"".join(p.slots.tobytes() for p in plist), dtype=np.int32),
+            "tfs": np.frombuffer(b"".join(p.tfs.tobytes() for p in plist), dtype=np.int32),
+            "dead": np.array([p.dead for p in plist], dtype=np.int32),
+            "sh_off": sh_off,
+            "sh_tf": np.array([tf for p in plist for tf in p.shortest], dtype=np.int32),
+            "sh_len": np.array([ln for p in plist for ln in p.shortest.values()], dtype=np.int32),
+            "dt_off": dt_off,
+            "dt_ids": np.array([term_id[t] for terms in doc_terms for t in terms], dtype=np.int32),
+        }
+
+    @classmethod
+    def from_arrays(cls, a: dict[str, np.ndarray]) -> BM25Index:
+        """The index :meth:`to_arrays` wrote: the same answers, without tokenizing any text."""
+        k1, b = (float(x) for x in a["params"])
+        idx = cls(k1=k1, b=b)
+        ids = _split(a["ids"])
+        vocab = _split(a["vocab"])
+        n = len(ids)
+        off, sh_off = a["off"].tolist(), a["sh_off"].tolist()
+        slots, tfs = np.ascontiguousarray(a["slots"], dtype=np.int32), np.ascontiguousarray(a["tfs"], dtype=np.int32)
+        sh_tf, sh_len, dead = a["sh_tf"].tolist(), a["sh_len"].tolist(), a["dead"].tolist()
+        if len(a["lens"]) != n or len(off) != len(vocab) + 1 or off[-1] != slots.size or len(a["dt_off"]) != n + 1:
+            raise ValueError("lexical snapshot arrays do not fit together")
+        for i, term in enumerate(vocab):
+            p = _Postings()
+            lo, hi = off[i], off[i + 1]
+            p.slots = array("i", slots[lo:hi].tobytes())
+            p.tfs = array("i", tfs[lo:hi].tobytes())
+            p.dead = dead[i]
+            p.live = hi - lo - p.dead
+            p.shortest = dict(zip(sh_tf[sh_off[i] : sh_off[i + 1]], sh_len[sh_off[i] : sh_off[i + 1]], strict=True))
+            idx._postings[term] = p
+        idx._ids = list(ids)
+        idx._slot = {d: i for i, d in enumerate(ids)}
+        size = max(64, n)
+        idx._lens = np.zeros(size, dtype=np.float64)
+        idx._lens[:n] = a["lens"]
+        idx._alive = np.zeros(size, dtype=bool)
+        idx._alive[:n] = True
+        idx._total_len = int(a["total_len"][0])
+        idx._terms = [None] * n
+        idx._loaded_terms = (a["dt_off"], np.ascontiguousarray(a["dt_ids"]), vocab)
+        return idx
 
     def docs_with(self, term: str) -> set[str]:
         """Ids of the documents containing ``term`` (a token as :func:`tokenize` makes it)."""
@@ -255,44 +363,88 @@ class BM25Index:
         The score is BM25 divided by the best score any document could reach for this
         query (every term present once in a document of average length), so it is
         comparable across queries and bounded.
+
+        Top-k by MaxScore, so that common terms do not make a query walk the store: the
+        terms with the highest bound on what they can add to a document (rare terms) are
+        *essential*; only documents holding one of them are candidates, and every
+        candidate gets its exact score (the other terms looked up by binary search in
+        their slot-ordered postings). Once the ``limit``-th best candidate scores more
+        than the non-essential terms could give any other document together, no other
+        document can enter the top: the answer is the exhaustive one, same ids, same
+        scores (``eval/perf/bm25_reference.py`` is the oracle).
         """
         terms = list(dict.fromkeys(tokenize(query)))
-        if not terms or not self._slot:
+        if not terms or not self._slot or limit < 1:
             return {}
         mask = self._alive
         if allowed is not None:
             mask = np.zeros_like(self._alive)
             mask[[self._slot[d] for d in set(allowed) if d in self._slot]] = True
         avg = self._total_len / max(1, len(self._slot))
-        scores = np.zeros(self._lens.size, dtype=np.float64)
-        ceiling = 0.0
         k1, b = self.k1, self.b
-        touched: list[np.ndarray] = []
-        for term in terms:
+        ceiling = 0.0
+        present: list[tuple[int, str, float, _Postings]] = []  # (query position, term, idf, postings)
+        for pos, term in enumerate(terms):
             idf = self._idf(term)
             ceiling += idf
             p = self._postings.get(term)
-            if p is None:
-                continue
-            slots = np.frombuffer(p.slots, dtype=np.int32)
-            tf = np.frombuffer(p.tfs, dtype=np.int32).astype(np.float64)
-            keep = mask[slots]
-            slots, tf = slots[keep], tf[keep]
-            # The same operations, in the same order, as the per-document formula.
-            norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * self._lens[slots] / avg))
-            scores[slots] = scores[slots] + idf * norm
-            touched.append(slots)
-        if ceiling <= 0 or not touched:
+            if p is not None and len(p.slots):
+                present.append((pos, term, idf, p))
+        if ceiling <= 0 or not present:
             return {}
-        # only the documents of the query's terms, not a scan of the whole store
-        hit = np.unique(np.concatenate(touched)).astype(np.int64)
-        hit = hit[scores[hit] != 0]
-        if hit.size > limit:
-            kth = np.partition(scores[hit], hit.size - limit)[hit.size - limit]
-            hit = hit[scores[hit] >= kth]
+
+        def bound(item: tuple[int, str, float, _Postings]) -> float:
+            _, _, idf, p = item
+            # what this term adds to a document at most (a hair up, against rounding)
+            return idf * max(tf * (k1 + 1) / (tf + k1 * (1 - b + b * n / avg)) for tf, n in p.shortest.items()) * (1 + 1e-9)
+
+        bounds = {it[0]: bound(it) for it in present}
+        order = sorted(present, key=lambda it: (-bounds[it[0]], len(it[3].slots), it[0]))
+        cand = np.zeros(0, dtype=np.int64)
+        scores = np.zeros(0, dtype=np.float64)
+        for j in range(1, len(order) + 1):
+            p = order[j - 1][3]
+            slots = np.frombuffer(p.slots, dtype=np.int32).astype(np.int64)
+            new = np.setdiff1d(slots[mask[slots]], cand, assume_unique=True)
+            if new.size:  # every candidate is scored once, on all the query's terms
+                cand = np.concatenate([cand, new])
+                scores = np.concatenate([scores, self._scores(new, present, avg)])
+            if j == len(order):
+                break
+            rest = sum(bounds[it[0]] for it in order[j:])
+            if cand.size >= limit:
+                kth = np.partition(scores, cand.size - limit)[cand.size - limit]
+                if kth > rest:
+                    break  # no document outside the candidates can reach the top `limit`
+        self.last_scored = int(cand.size)
+        if cand.size == 0:
+            return {}
+        if cand.size > limit:
+            kth = np.partition(scores, cand.size - limit)[cand.size - limit]
+            keep = scores >= kth
+            cand, scores = cand[keep], scores[keep]
         top: dict[str, float] = {}
-        for slot in hit.tolist():
+        for slot, score in zip(cand.tolist(), scores.tolist(), strict=True):
             doc = self._ids[slot]
-            if doc is not None:
-                top[doc] = float(scores[slot])
+            if doc is not None and score != 0:
+                top[doc] = score
         return bm25_normalise(top, ceiling, limit)
+
+    def _scores(self, cand: np.ndarray, present: Sequence[tuple[int, str, float, _Postings]], avg: float) -> np.ndarray:
+        """Exact BM25 of the candidate slots: each term's part found by binary search in
+        its postings, added in query order (the same additions, in the same order, as the loop)."""
+        k1, b = self.k1, self.b
+        lens = self._lens[cand]
+        scores = np.zeros(cand.size, dtype=np.float64)
+        for _, _, idf, p in present:
+            slots = np.frombuffer(p.slots, dtype=np.int32)
+            at = np.searchsorted(slots, cand)
+            at_ok = np.minimum(at, slots.size - 1)
+            has = slots[at_ok] == cand
+            if not has.any():
+                continue
+            tf = np.frombuffer(p.tfs, dtype=np.int32)[at_ok[has]].astype(np.float64)
+            # The same operations, in the same order, as the per-document formula.
+            norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lens[has] / avg))
+            scores[has] = scores[has] + idf * norm
+        return scores

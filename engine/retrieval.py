@@ -153,7 +153,8 @@ _GENERIC = frozenset("api app cli server client service tool tools test tests li
                      "dev prod staging config file files code lib docs".split())
 
 
-def score_terms(item: Shortlisted, *, now_ms: int, step: int, s: Settings) -> ScoreTerms:
+def _parts(item: Shortlisted, *, now_ms: int, s: Settings) -> tuple[float, float, float, float]:
+    """Pool prior, tier bonus, freshness and the gate sum of one candidate (unrounded)."""
     r = s.retrieval
     m = item.memory
     prior = {Pool.M: r.pool_prior_m, Pool.C: r.pool_prior_c, Pool.A: r.pool_prior_a}[m.pool]
@@ -163,6 +164,20 @@ def score_terms(item: Shortlisted, *, now_ms: int, step: int, s: Settings) -> Sc
     # Pools are a ranking prior, never an eligibility rule (DESIGN §4): the gate leaves them out,
     # so a fact stated once long ago and never injected since (archived) can still be recalled.
     gate = item.cos + r.w_lex * item.lex + tier
+    return prior, tier, fresh, gate
+
+
+def _rank(item: Shortlisted, *, now_ms: int, s: Settings) -> tuple[float, float]:
+    """The (score, gate) of :func:`score_terms`, without building its model (every candidate is ranked,
+    only the chosen few are explained)."""
+    prior, _, fresh, gate = _parts(item, now_ms=now_ms, s=s)
+    return round(gate + prior + s.retrieval.alpha * fresh, 6), round(gate, 6)
+
+
+def score_terms(item: Shortlisted, *, now_ms: int, step: int, s: Settings) -> ScoreTerms:
+    r = s.retrieval
+    m = item.memory
+    prior, tier, fresh, gate = _parts(item, now_ms=now_ms, s=s)
     score = gate + prior + r.alpha * fresh
     return ScoreTerms(cos=round(item.cos, 6), lex=round(item.lex, 6), w_lex_x_lex=round(r.w_lex * item.lex, 6),
                       pool_prior=prior, freshness=round(fresh, 6), alpha_x_freshness=round(r.alpha * fresh, 6),
@@ -170,7 +185,7 @@ def score_terms(item: Shortlisted, *, now_ms: int, step: int, s: Settings) -> Sc
                       value=round(value_at(m, step, s.dynamics), 6), confidence=round(m.confidence, 4))
 
 
-def _later_values(ranked: Sequence[tuple[ScoreTerms, Shortlisted]], r: RetrievalSettings,
+def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: RetrievalSettings,
                   pair_cosine: Callable[[str, str], float]) -> dict[str, tuple[str, float]]:
     """Memories that a later one answers with another value of the same shape: id -> (later id, cosine).
 
@@ -181,14 +196,14 @@ def _later_values(ranked: Sequence[tuple[ScoreTerms, Shortlisted]], r: Retrieval
     newer fact about something else never hides the answer.
     """
     out: dict[str, tuple[str, float]] = {}
-    for t_old, it_old in ranked:
+    for (_, gate_old), it_old in ranked:
         old = it_old.memory
         if old.negated or old.tier in (Tier.CORE, Tier.PINNED):
             continue
-        for t_new, it_new in ranked:
+        for (_, gate_new), it_new in ranked:
             new = it_new.memory
             if (new.id == old.id or new.negated or new.valid_from_ms <= old.valid_from_ms
-                    or t_new.gate < t_old.gate - r.slot_margin or not other_values(old.text, new.text)):
+                    or gate_new < gate_old - r.slot_margin or not other_values(old.text, new.text)):
                 continue
             cos = pair_cosine(old.id, new.id)
             if cos >= r.slot_min_cos:
@@ -228,15 +243,15 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
           if eligible(it.memory, project=project, now_ms=now_ms, for_model=for_model, as_of_ms=as_of_ms)
           and (not it.memory.negated or _names_negated(it.memory, asked))
           and not _about_someone_else(it.memory, query)]
-    scored = sorted(((score_terms(it, now_ms=now_ms, step=step, s=settings), it) for it in ok),
-                    key=lambda p: (-p[0].score, p[1].memory.id))
-    passed = [(t, it) for t, it in scored if t.gate >= r.theta]
+    scored = sorted(((_rank(it, now_ms=now_ms, s=settings), it) for it in ok),
+                    key=lambda p: (-p[0][0], p[1].memory.id))
+    passed = [(sg, it) for sg, it in scored if sg[1] >= r.theta]
 
     chosen: list[tuple[ScoreTerms, Memory, bool]] = []
     suppressed: list[Suppressed] = []
     chosen_ids: set[str] = set()
     later = _later_values(passed[: 2 * k + 4], r, pair_cosine) if r.slot_recency else {}
-    for terms, it in passed:
+    for _, it in passed:
         if len(chosen) >= k:
             break
         if it.memory.id in later:
@@ -248,7 +263,7 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
         if dup is not None:
             suppressed.append(Suppressed(memory_id=it.memory.id, by_id=dup[0], cosine=round(dup[1], 4)))
             continue
-        chosen.append((terms, it.memory, False))
+        chosen.append((score_terms(it, now_ms=now_ms, step=step, s=settings), it.memory, False))
         chosen_ids.add(it.memory.id)
     # Always-on slots: core and pinned memories, whatever the query (at most core_slots).
     slots = 0

@@ -7,9 +7,11 @@ The EngineActor loads it from ``memory.sqlite`` at start and applies every commi
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
 from operator import itemgetter
+from typing import get_origin
 
 from engine.effects import Effects
 from engine.keys import normalize_belief, normalize_key
@@ -39,6 +41,7 @@ _FIELD_SET = frozenset(FIELDS)
 _I_SCOPE, _I_FP, _I_KEY, _I_BELIEF = (FIELDS.index(f) for f in ("scope", "fingerprint", "key", "belief"))
 _I_STATE, _I_TIER, _I_PURGED, _I_EXPIRES = (FIELDS.index(f) for f in ("state", "tier", "purged", "expires_at_ms"))
 _I_ID, _I_TEXT, _I_VALID_FROM = (FIELDS.index(f) for f in ("id", "text", "valid_from_ms"))
+_TUPLE_FIELDS = tuple(f for f, info in Memory.model_fields.items() if get_origin(info.annotation) is tuple)
 _new = object.__new__
 _set = object.__setattr__
 
@@ -62,7 +65,12 @@ def from_record(rec: tuple[object, ...]) -> Memory:
     memory was made), as ``model_construct`` would with every field set, in a fifth of its time.
     """
     m = _new(Memory)
-    _set(m, "__dict__", dict(zip(FIELDS, rec, strict=True)))
+    values = dict(zip(FIELDS, rec, strict=True))
+    for name in _TUPLE_FIELDS:
+        text = values[name]
+        if isinstance(text, str):  # a stored record keeps its tuples as JSON text until used
+            values[name] = tuple(json.loads(text))
+    _set(m, "__dict__", values)
     _set(m, "__pydantic_fields_set__", set(_FIELD_SET))
     _set(m, "__pydantic_extra__", None)
     _set(m, "__pydantic_private__", None)
@@ -114,11 +122,13 @@ class MemoryTable:
             self.put_tension(t)
 
     @classmethod
-    def from_records(cls, records: Iterable[tuple[object, ...]], tensions: Iterable[Tension] = ()) -> MemoryTable:
+    def from_records(cls, records: Iterable[tuple[object, ...]], tensions: Iterable[Tension] = (),
+                     lexical: BM25Index | None = None) -> MemoryTable:
         """A table of many memories at once, given as records (``FIELDS`` order, typed values).
 
         The same table as ``MemoryTable([from_record(r) for r in records], tensions)``; the
-        lexical index is filled in one pass (``BM25Index.add_many``).
+        lexical index is filled in one pass (``BM25Index.add_many``), or is ``lexical`` when
+        given and it holds exactly the servable texts' ids (a snapshot of the same content).
         """
         table = cls()
         texts: list[tuple[str, str]] = []
@@ -131,7 +141,10 @@ class MemoryTable:
             table._index_record(mid, rec)
             if _servable(rec) and not rec[_I_PURGED]:
                 texts.append((mid, str(rec[_I_TEXT])))
-        table.lexical.add_many(texts)
+        if lexical is not None and len(lexical) == len(texts) and all(i in lexical for i, _ in texts):
+            table.lexical = lexical
+        else:
+            table.lexical.add_many(texts)
         for t in tensions:
             table.put_tension(t)
         return table

@@ -48,6 +48,17 @@ class LocalIndex:
     def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]:
         return self.index.search(vector, list(scopes), k)
 
+    def save_snapshot(self, scope: str, path: str, token: str, wait_s: float = 0.0) -> bool:
+        return self.index.save(scope, path, token, wait_s)
+
+    def load_snapshot(self, scope: str, path: str, token: str) -> bool:
+        return self.index.load(scope, path, token)
+
+    def embed_search_vectors(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
+                             ) -> tuple[np.ndarray, list[tuple[str, float]], dict[str, np.ndarray]]:
+        vec, hits = self.embed_search(text, scopes, k)
+        return vec, hits, self.index.vectors(dict.fromkeys([*(h[0] for h in hits), *also]))
+
     def embed_search(self, text: str, scopes: Sequence[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
         vec = self.embed([text])[0]
         return vec, self.search(vec, scopes, k)

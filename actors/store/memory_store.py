@@ -20,6 +20,7 @@ import enum
 import json
 import os
 import sqlite3
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, get_origin
@@ -211,7 +212,7 @@ def _record_converters() -> list[Callable[[Any], Any] | None]:
         if isinstance(kind, type) and issubclass(kind, enum.Enum):
             out.append({e.value: e for e in kind}.__getitem__)
         elif get_origin(kind) is tuple:
-            out.append(lambda text: tuple(json.loads(text)))
+            out.append(None)  # kept as its JSON text: engine.state.from_record decodes it when a memory is used
         elif kind is bool:
             out.append(bool)
         elif kind is float:
@@ -252,12 +253,16 @@ class MemoryStore(JobsFile):
         vectors: Mapping[str, np.ndarray],
         now_ms: int,
         result: str = "",
+        content_changed: bool = True,
     ) -> bool:
         """Write one engine step in ONE transaction; exactly-once on ``effects.receipt``.
 
         Upserts memories and tensions, appends audit rows, enqueues jobs (deduplicated on
         their keys), stores the given vectors, sets the step counter and records the
-        receipt with ``result`` (what the step answered, for replies to retries). A
+        receipt with ``result`` (what the step answered, for replies to retries). When
+        ``content_changed`` (a memory's text, servability or vector changed, not only its
+        value), a new content token is recorded: snapshots of the lexical and vector indexes
+        carry the token they were made from and are used only while it is current. A
         purged memory loses its embedding and the detail text of its audit rows; the WAL
         is then truncated (best effort: a blocked checkpoint is retried by the next one).
 
@@ -300,6 +305,12 @@ class MemoryStore(JobsFile):
                 "dim = excluded.dim, vector = excluded.vector",
                 [(i, dim, blob) for i, (dim, blob) in blobs.items()],
             )
+            if content_changed:
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('content', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (uuid.uuid4().hex,),
+                )
             if effects.step is not None:
                 conn.execute(
                     "INSERT INTO meta (key, value) VALUES ('step', ?) "
@@ -334,7 +345,8 @@ class MemoryStore(JobsFile):
         return [_from_row(Memory, _MEMORY_FIELDS, r) for r in rows]
 
     def memory_records(self) -> list[tuple[Any, ...]]:
-        """Every memory as a record (``engine.state.FIELDS`` order, typed values), in insertion order.
+        """Every memory as a record (``engine.state.FIELDS`` order, typed values, tuple fields as their
+        JSON text), in insertion order.
 
         What opening a store reads: the same values as :meth:`load_memories` without building a
         validated model per row (the rows were validated when written), so a store of 100k
@@ -468,6 +480,21 @@ class MemoryStore(JobsFile):
                 (len(prefix), prefix, limit),
             ).fetchall()
         return [(str(k), int(t), str(r)) for k, t, r in rows]
+
+    def content_token(self) -> str:
+        """Names the current content (texts, servable set, vectors); a new one is made at each change.
+
+        A store without one (made before tokens, or never changed) gets one here.
+        """
+        with self._read("read content token") as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'content'").fetchone()
+        if row is not None:
+            return str(row[0])
+        token = uuid.uuid4().hex
+        with self._write("record content token") as conn:
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('content', ?)", (token,))
+            row = conn.execute("SELECT value FROM meta WHERE key = 'content'").fetchone()
+        return str(row[0])
 
     def step(self) -> int:
         """The engine step counter (0 before the first step)."""

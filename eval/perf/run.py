@@ -45,7 +45,7 @@ from eval.perf.measure import actor_pid, descendants, machine_facts, rss_mb, sum
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = "perf-store"
 OBSERVE_PROJECT = "perf-observe"
-PARTS = ("inprocess", "http", "ray", "replay")
+PARTS = ("inprocess", "http", "ray", "replay", "import")
 DEFAULT_SIZES = "1000,10000"
 WARMUP = 20
 IMPORT_CHUNK = 2000
@@ -204,12 +204,14 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
     for size, snap in snaps.items():
         work = _copy(snap, root / f"inproc-{size}")
         disk_per_memory = round(sum(f.stat().st_size for f in work.rglob("memory.sqlite*")) / size)
-        t0 = time.perf_counter()
+        snapshot_per_memory = round(sum(f.stat().st_size for pattern in ("lexical.npz", "vectors.faiss*")
+                                        for f in work.rglob(pattern)) / size)
+        t0, c0 = time.perf_counter(), time.process_time()
         rt = Runtime(work, settings, use_ray=False)
         try:
             pipe = Pipeline(rt)
             engine = rt.engine(PROJECT).target
-            open_s = time.perf_counter() - t0
+            open_s, open_cpu_s = time.perf_counter() - t0, time.process_time() - c0
             index = rt.index.target
             # Above 50k vectors the store opens on exact search and builds HNSW on a thread; time
             # recalls on the index a running service settles on, and report how long that took.
@@ -224,6 +226,9 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
             # passive recall again (cached: everything after the query embedding).
             parts: dict[str, list[float]] = {"embed": [], "faiss": [], "lexical": [], "passive": [], "live": [],
                                              "after_embed": []}
+            # CPU time of this process for the same recall after embedding: on a shared machine it
+            # moves much less with the load average than wall time does.
+            cpu_after_embed: list[float] = []
             for i, q in enumerate([*warm, *measured]):
                 t = [time.perf_counter()]
                 vec = index.embedder.embed([q])[0]
@@ -235,11 +240,14 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
                 pipe.recall(RecallRequest(project=PROJECT, query=q, passive=True))
                 t.append(time.perf_counter())
                 res = pipe.recall(RecallRequest(project=PROJECT, query=q))
+                c = time.process_time()
                 t.append(time.perf_counter())
                 pipe.recall(RecallRequest(project=PROJECT, query=q, passive=True))
                 t.append(time.perf_counter())
+                c = time.process_time() - c
                 if i < len(warm):
                     continue
+                cpu_after_embed.append(c * 1000.0)
                 abstained += res.abstained
                 for name, a, b in zip(parts, t, t[1:], strict=False):
                     parts[name].append((b - a) * 1000.0)
@@ -257,10 +265,13 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
         p = {name: summarize_ms(parts[name])["p50_ms"] for name in ("embed", "faiss", "lexical", "after_embed")}
         total = summarize_ms(lat_passive)["p50_ms"]
         split_rows.append({"size": size, "indexed": indexed, "open_s": round(open_s, 2), "ready_s": round(ready_s, 2),
+                           "open_cpu_s": round(open_cpu_s, 2),
+                           "after_embed_cpu_p50_ms": summarize_ms(cpu_after_embed)["p50_ms"],
                            "passive_p50_ms": total,
                            "embed_p50_ms": p["embed"], "faiss_p50_ms": p["faiss"], "lexical_p50_ms": p["lexical"],
                            "rest_p50_ms": summarize_ms(rest)["p50_ms"], "after_embed_p50_ms": p["after_embed"],
-                           "live_abstained": abstained_live, "disk_bytes_per_memory": disk_per_memory})
+                           "live_abstained": abstained_live, "disk_bytes_per_memory": disk_per_memory,
+                           "snapshot_bytes_per_memory": snapshot_per_memory})
         _say(f"in process, {size}: live p50 {summarize_ms(lat_live)['p50_ms']:.1f} ms, "
              f"passive p50 {total:.1f} ms (embed {p['embed']:.1f}, faiss {p['faiss']:.2f}, lexical {p['lexical']:.2f})")
     obs_dir = root / "observe-inproc"
@@ -274,6 +285,40 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
         shutil.rmtree(obs_dir, ignore_errors=True)
     _say(f"in process observe ack p50 {summarize_ms(lat_obs)['p50_ms']:.1f} ms")
     return {"recall": recall_rows, "split": split_rows, "observe": summarize_ms(lat_obs)}
+
+
+def import_phase(root: Path, snap: Path, size: int, config: str | None) -> dict[str, Any]:
+    """`dynmem export` of a built store (each memory with its vector) and `dynmem import` of that file
+    into an empty data directory, as the user runs them (subprocesses). The import ends when the
+    command does: memories and vectors committed, and the snapshots of the new store written."""
+    src = _copy(snap, root / "export-src")
+    out = root / "export.jsonl"
+    dst = root / "import-dst"
+    shutil.rmtree(dst, ignore_errors=True)
+    dst.mkdir(parents=True)
+    extra = ["--config", config] if config else []
+    t0 = time.perf_counter()
+    exp = subprocess.run([*_dynmem_cmd(), "export", str(out), "--project", PROJECT, "--data-dir", str(src), *extra,
+                          "--json"], capture_output=True, text=True, timeout=3600)
+    export_s = time.perf_counter() - t0
+    if exp.returncode != 0:
+        raise RuntimeError(f"dynmem export failed: {exp.stderr[-2000:]}")
+    t0 = time.perf_counter()
+    imp = subprocess.run([*_dynmem_cmd(), "import", str(out), "--project", PROJECT, "--data-dir", str(dst), *extra,
+                          "--json"], capture_output=True, text=True, timeout=3600)
+    import_s = time.perf_counter() - t0
+    if imp.returncode != 0:
+        raise RuntimeError(f"dynmem import failed: {imp.stderr[-2000:]}")
+    done = json.loads(imp.stdout.strip().splitlines()[-1])
+    row = {"size": size, "export_s": round(export_s, 1), "import_s": round(import_s, 1),
+           "imported": done["imported"], "reused_vectors": done["reused_vectors"],
+           "memories_per_s": round(done["imported"] / import_s, 1) if import_s > 0 else None,
+           "file_mb": round(out.stat().st_size / 2**20, 1), "loadavg": [round(x, 2) for x in os.getloadavg()]}
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.rmtree(dst, ignore_errors=True)
+    out.unlink(missing_ok=True)
+    _say(f"import of {size}: export {export_s:.1f} s, import {import_s:.1f} s ({row['reused_vectors']} vectors reused)")
+    return row
 
 
 def _dynmem_cmd() -> list[str]:
@@ -537,6 +582,16 @@ def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
                   f"{r.get('loadavg', 'n/a')}{' (kept store of an earlier run, reused)' if r.get('reused') else ''} |"
                   for r in doc["build"]]
         lines.append("")
+    if doc.get("import"):
+        r = doc["import"]
+        lines += ["## Export and import of the largest store (`dynmem export` / `dynmem import`)", "",
+                  "The export carries each memory's vector with the id of its vector space; the import, into an "
+                  "empty data directory with the same embedder, reuses them (no forward pass) and ends when the "
+                  "command returns (committed, HNSW built, snapshots written).", "",
+                  "| memories | export (s) | export file (MiB) | import (s) | memories/s | vectors reused | "
+                  "load average at the end |", "| --- | --- | --- | --- | --- | --- | --- |",
+                  f"| {r['imported']:,} | {r['export_s']} | {r['file_mb']} | {r['import_s']} | "
+                  f"{_fmt(r['memories_per_s'])} | {r['reused_vectors']:,} | {r['loadavg']} |", ""]
     rec = doc["recall"]
     if rec:
         lines += ["## Recall latency (warm, ms)", "", "| path | size | n | p50 | p95 | p99 | mean |",
@@ -558,15 +613,22 @@ def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
                   "assembly, scoring, gate, suppression, rendering). `open` is the cold open of the copied store "
                   "(load memories and vectors, fill FAISS and BM25).", "",
                   "`after embedding` is a passive recall of a query whose vector is cached (the LRU of the index "
-                  "actor): FAISS, lexical and the rest. `disk` is memory.sqlite (with its WAL) per memory.", "",
-                  "| size | open (s) | HNSW ready (s) | recall p50 | query embedding | FAISS | lexical (BM25) | rest "
-                  "| after embedding | disk (bytes/memory) |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+                  "actor): FAISS, lexical and the rest. `disk` is memory.sqlite (with its WAL) per memory; "
+                  "`snapshots` are the BM25 and FAISS snapshots the last clean close left beside it "
+                  "(`lexical.npz`, `vectors.faiss*`), which an open reads instead of rebuilding when they match "
+                  "the store's content token. `CPU` columns are this process's CPU time (`time.process_time`) "
+                  "for the same open and for the recall after embedding: on a shared machine they move much less "
+                  "with the load average than the wall times.", "",
+                  "| size | open (s) | open, CPU (s) | HNSW ready (s) | recall p50 | query embedding | FAISS | lexical (BM25) "
+                  "| rest | after embedding | after embedding, CPU | disk (bytes/memory) | snapshots (bytes/memory) |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in doc["split"]:
-            lines.append(f"| {r['size']:,} | {r['open_s']} | {_fmt(r.get('ready_s'), 2)} | {r['passive_p50_ms']:.2f} | "
-                         f"{r['embed_p50_ms']:.2f} | "
+            lines.append(f"| {r['size']:,} | {r['open_s']} | {_fmt(r.get('open_cpu_s'), 2)} | {_fmt(r.get('ready_s'), 2)} | "
+                         f"{r['passive_p50_ms']:.2f} | {r['embed_p50_ms']:.2f} | "
                          f"{r['faiss_p50_ms']:.3f} | {r['lexical_p50_ms']:.3f} | {r['rest_p50_ms']:.2f} | "
-                         f"{_fmt(r.get('after_embed_p50_ms'), 2)} | {_fmt(r.get('disk_bytes_per_memory'))} |")
+                         f"{_fmt(r.get('after_embed_p50_ms'), 2)} | {_fmt(r.get('after_embed_cpu_p50_ms'), 2)} | "
+                         f"{_fmt(r.get('disk_bytes_per_memory'))} | "
+                         f"{_fmt(r.get('snapshot_bytes_per_memory'))} |")
         lines.append("")
     if doc.get("observe"):
         lines += ["## Observe acknowledgement latency (ms)", "",
@@ -695,8 +757,10 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     keep = Path(args.stores) if getattr(args, "stores", None) else None
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
-    snaps, doc["build"] = (build_stores(root, settings, sizes, keep) if {"inprocess", "http", "ray"} & set(parts)
-                           else ({}, []))
+    snaps, doc["build"] = (build_stores(root, settings, sizes, keep)
+                           if {"inprocess", "http", "ray", "import"} & set(parts) else ({}, []))
+    if "import" in parts:
+        doc["import"] = import_phase(root, snaps[sizes[-1]], sizes[-1], args.config)
     if "inprocess" in parts:
         res = inprocess_phase(root, settings, snaps, qs, n_obs)
         doc["recall"]["inprocess"] = res["recall"]

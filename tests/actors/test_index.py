@@ -381,3 +381,40 @@ def test_wait_for_builds_also_waits_for_the_rebuild_that_a_finished_build_starte
     assert fills == [60, 120]  # the second build had everything served at its start
     assert not index.building_any() and index.is_approximate("p") and index.size("p") == 120
     assert index.search(vecs[100], ["p"], k=1)[0] == ("n40", pytest.approx(1.0, abs=1e-5))
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+def test_a_saved_scope_loads_back_with_the_same_answers_for_its_token_only(tmp_path, approximate: bool) -> None:
+    vecs = unit_rows(60, seed=21)
+    index = VectorIndex(dim=DIM, approximate_above=40 if approximate else 1000)
+    index.upsert("p", ids("m", 60), vecs)
+    index.upsert("q", ["other"], unit_rows(1, seed=22))
+    index.remove(["m5"])  # in the HNSW graph it stays as a stale entry; it must stay unserved
+    assert index.is_approximate("p") == approximate
+    path = tmp_path / "vectors.faiss"
+    assert index.save("p", path, "t1") and not index.save("nothing", tmp_path / "x.faiss", "t1")
+    want = [index.search(vecs[i], ["p"], k=5) for i in range(0, 60, 7)]
+
+    fresh = VectorIndex(dim=DIM, approximate_above=40 if approximate else 1000)
+    assert not fresh.load("p", path, "t2") and fresh.size("p") == 0  # another content token: not used
+    assert not VectorIndex(dim=DIM + 1).load("p", path, "t1")  # another width: not used
+    assert fresh.load("p", path, "t1")  # positive control
+    assert fresh.is_approximate("p") == approximate and fresh.size("p") == 59
+    assert [fresh.search(vecs[i], ["p"], k=5) for i in range(0, 60, 7)] == want
+    assert "m5" not in [h[0] for h in fresh.search(vecs[5], ["p"], k=60)]
+    fresh.remove(["m6"])  # a loaded scope takes writes like any other
+    fresh.upsert("p", ["new"], vecs[6:7])
+    assert fresh.search(vecs[6], ["p"], k=1)[0][0] == "new"
+
+
+def test_a_snapshot_naming_an_id_of_another_scope_is_not_loaded(tmp_path) -> None:
+    vecs = unit_rows(10, seed=23)
+    index = VectorIndex(dim=DIM)
+    index.upsert("p", ids("m", 10), vecs)
+    index.save("p", tmp_path / "v.faiss", "t")
+    other = VectorIndex(dim=DIM)
+    other.upsert("q", ["m3"], vecs[3:4])  # the same memory id now lives in another scope
+    assert not other.load("p", tmp_path / "v.faiss", "t")
+    assert other.scope_of("m3") == "q" and other.size("p") == 0
+    (tmp_path / "v.faiss").write_bytes(b"not an index")
+    assert not VectorIndex(dim=DIM).load("p", tmp_path / "v.faiss", "t")

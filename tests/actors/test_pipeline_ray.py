@@ -50,9 +50,16 @@ def test_restarted_graph_recalls_the_same_memories(ray_pipe) -> None:
     q = RecallRequest(project="shop-api", query="What port does the API server listen on?", passive=True)
     before = pipe.recall(q)
     rt.shutdown()
+    # The engine actor saved its BM25 index and asked the index actor to save its FAISS index.
+    folder = next((data / "projects").glob("shop-api*"))
+    snapshots = [folder / name for name in ("lexical.npz", "vectors.faiss", "vectors.faiss.npz")]
+    assert all(p.exists() for p in snapshots)
+    written = [p.stat().st_mtime_ns for p in snapshots]
     rt2 = Runtime(data, load_settings(), use_ray=True)
     try:
         after = Pipeline(rt2).recall(q)
     finally:
         rt2.shutdown()
     assert after.context == before.context and not before.abstained
+    # Opened from them (same content token), so the second close had nothing to write again.
+    assert [p.stat().st_mtime_ns for p in snapshots] == written

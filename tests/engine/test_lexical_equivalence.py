@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.lexical import BM25Index
+from engine.lexical import BM25Index, tokenize
 from eval.peers import run as peers_run
 from eval.perf.bm25_reference import ReferenceBM25
 
@@ -121,8 +121,8 @@ def test_filling_an_index_at_once_makes_the_same_index_as_adding_one_by_one() ->
     bulk.add_many(docs)
     assert bulk._ids == one._ids and bulk._slot == one._slot and bulk._terms == one._terms
     assert bulk._total_len == one._total_len and list(bulk._lens[: len(docs)]) == list(one._lens[: len(docs)])
-    assert {t: (list(p.slots), list(p.tfs), p.live) for t, p in bulk._postings.items()} == {
-        t: (list(p.slots), list(p.tfs), p.live) for t, p in one._postings.items()}
+    assert {t: (list(p.slots), list(p.tfs), p.live, p.shortest) for t, p in bulk._postings.items()} == {
+        t: (list(p.slots), list(p.tfs), p.live, p.shortest) for t, p in one._postings.items()}
     for q in [*queries(100, seed=2), "src/api", "parse http request"]:
         assert bulk.search(q, 30) == one.search(q, 30)
     for doc_id, _ in docs[:1500]:  # removal and renumbering work on an index filled at once
@@ -130,3 +130,31 @@ def test_filling_an_index_at_once_makes_the_same_index_as_adding_one_by_one() ->
         one.remove(doc_id)
     for q in queries(50, seed=3):
         assert bulk.search(q, 30) == one.search(q, 30)
+
+
+def test_a_store_of_common_terms_gets_the_exhaustive_top_while_scoring_fewer_documents() -> None:
+    """MaxScore stops early on a store where every query term is in hundreds of documents, and
+    its answers are still the reference's, also after removals and re-adds."""
+    from eval.perf.synth import memory_texts, queries
+
+    docs = {f"m{i}": text for i, (text, _) in enumerate(memory_texts(6000, seed=11))}
+    new, old = BM25Index(), ReferenceBM25()
+    new.add_many(list(docs.items()))
+    for doc_id, text in docs.items():
+        old.add(doc_id, text)
+    qs = queries(80, seed=4)
+    pruned = 0
+    for q in qs:
+        assert _assert_same(new, old, [q], limit=30) in (0, 1)
+        holding = set().union(*(old.docs_with(t) for t in set(tokenize(q))))
+        assert new.last_scored <= len(holding)
+        pruned += new.last_scored < len(holding)
+    assert pruned > len(qs) // 2  # positive control: most queries score only part of what they touch
+    for i in range(0, 6000, 4):
+        new.remove(f"m{i}")
+        old.remove(f"m{i}")
+    for i in range(0, 6000, 12):
+        new.add(f"m{i}", docs[f"m{i}"] + " again")
+        old.add(f"m{i}", docs[f"m{i}"] + " again")
+    assert _assert_same(new, old, qs, limit=30) > len(qs) // 2
+    assert _assert_same(new, old, qs, limit=3) > len(qs) // 2

@@ -116,3 +116,12 @@ def test_kept_stores_are_reused_by_a_later_run(tmp_path: Path, capsys: pytest.Ca
     assert "--stores" in doc["command"]
     for r in doc["split"]:
         assert r["indexed"] == r["size"]  # the reused store holds exactly its size
+
+
+def test_the_import_part_exports_a_store_and_imports_it_with_its_vectors(tmp_path: Path) -> None:
+    args = _args(tmp_path, "import", sizes="30")
+    doc = run.run(args, tmp_path / "work")
+    row = doc["import"]
+    assert row["imported"] == 30 and row["reused_vectors"] == 30
+    assert row["import_s"] > 0 and row["export_s"] > 0 and row["file_mb"] > 0
+    assert "## Export and import of the largest store" in run.render({**doc, "wall_seconds": 1.0}, "cmd", "p.png")
