@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from actors.llm import durable
 from actors.llm.rules_choices import extract_choice, extract_removal, extract_switch
-from actors.llm.rules_clause import Clause, Finding, article_free, cap, np_words
+from actors.llm.rules_clause import NOT_SUBJECTS, Clause, Finding, article_free, cap, np_words
 from actors.llm.rules_facts import (
     ENV_NAME,
     extract_env,
@@ -42,6 +42,7 @@ from actors.llm.rules_procedures import (
 )
 from actors.llm.rules_text import (
     CHANGE,
+    STOPWORDS,
     MEMORY_TALK,
     assistant_ok,
     clauses,
@@ -104,7 +105,13 @@ def _extractive(c: Clause) -> Finding | None:
     if not 3 <= len(words) <= 40 or "`code`" in c.text or not durable.is_durable(c.text, c.speaker):
         return None
     text, old = without_old_values(c.text)
-    if len(text.split()) < 3:
+    text, gone = without_retired_parts(text)
+    old = tuple(dict.fromkeys(old + gone))
+    if not text:
+        # The clause only says things are gone ("zerolog is gone, and so is the old cron"):
+        # nothing to state, only values to retire.
+        return Finding("", "", Kind.FACT, "", retires=old) if old else None
+    if len(text.split()) < 3 or (gone and not durable.is_durable(text, c.speaker)):
         return None
     value = next((m for m in _VALUE_SHAPE.finditer(text) if m.group(0).strip("`") not in old), None)
     key, belief = _subject_key(text, value.group(0)) if value else ("", "")
@@ -164,6 +171,69 @@ _MEASURED = re.compile(
     r"skipped|tests|lines|requests|errors|rps|qps)\b|\b(?:p\d\d|takes|took)\b",
     _I,
 )
+
+
+# A part of a clause that says its subject is no longer there: "#silt-alerts got archived",
+# "Zerolog is gone", "the v1 endpoint has been retired". English predicates of an ending (a closed
+# list of words for "no longer exists"), whatever the subject; the subject comes first.
+_RETIRED_PART = re.compile(
+    r"^(?P<subject>\S+(?:\s+\S+){0,3}?)\s+(?:(?:is|are|was|were|got|gets|has been|have been|been|"
+    r"is now|are now|now)\s+)?(?:now\s+)?(?:gone|removed|dropped|deleted|retired|archived|deprecated|"
+    r"decommissioned|dead|disabled|turned off|shut down|sunset|sunsetted|ripped out|killed|"
+    r"no longer (?:used|needed|in use|around|a thing)|not used anymore|not in use anymore)\b"
+    r"(?P<rest>[^,;]*)$",
+    _I,
+)
+# Where one part of a clause ends and another begins: ", ", "; ", " and ", " but ", " so ".
+_PART_SPLIT = re.compile(r"(,\s+(?:and\s+|but\s+|so\s+)?|;\s+|\s+(?:and|but|so)\s+)", _I)
+_SUBJECT_FILLER = frozenset("the a an our old previous former legacy whole entire".split())
+
+
+def _retired_values(subject: str) -> tuple[str, ...]:
+    """The values a retired part names: its value-shaped words, or a one-word subject."""
+    padded = " " + subject
+    shaped = [m.group(0).strip("`") for m in _VALUE_SHAPE.finditer(padded)
+              if m.group(0).lower() not in NOT_SUBJECTS | _SUBJECT_FILLER | STOPWORDS]
+    if shaped:
+        return tuple(shaped)
+    # A bare one-word subject is a name ("zerolog is gone"); with an article it is a common noun
+    # ("the old dashboard is gone"), which names nothing distinctive enough to retire.
+    words = re.findall(r"[\w.+/-]+", subject)
+    if len(words) != 1 or len(words[0]) < 4 or words[0].lower() in NOT_SUBJECTS | _SUBJECT_FILLER:
+        return ()
+    return (words[0],)
+
+
+def without_retired_parts(text: str) -> tuple[str, tuple[str, ...]]:
+    """The clause without its parts that say a thing is gone, and the values those parts name.
+
+    "alerts go to #data-oncall now, #silt-alerts got archived" -> ("alerts go to #data-oncall
+    now", ("#silt-alerts",)). A part is cut only when it names a value to retire; code spans
+    are never split.
+    """
+    spans: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        spans.append(match.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    def show(part: str) -> str:
+        return re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], part)
+
+    pieces = _PART_SPLIT.split(re.sub(r"`[^`]*`", hide, text))
+    parts, joins = pieces[0::2], pieces[1::2]
+    kept: list[str] = []
+    gone: list[str] = []
+    for i, part in enumerate(parts):
+        m = _RETIRED_PART.match(show(part).strip())
+        values = _retired_values(m.group("subject")) if m and len(m.group("rest").split()) <= 4 else ()
+        if values:
+            gone.extend(values)
+        else:
+            kept.append((joins[i - 1] if i and kept else "") + part)
+    if not gone:
+        return text, ()
+    return show("".join(kept)).strip(" ,;"), tuple(dict.fromkeys(gone))
 
 
 # The verbs that end a subject phrase ("the nightly backups | run at 02:30"): a closed list of
@@ -361,8 +431,9 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                 found, credentials = credentials + found, []
             # A replaced value named by a kept clause retires what still states it, before the
             # clause itself is stored: "from 8081 to 9090" is "no longer 8081" and "9090".
-            found = [Finding("", value, Kind.FACT, f"No longer current: {value} ({f.text.rstrip('.')}).", negated=True)
-                     for f in found for value in f.retires] + found
+            found = [Finding("", value, Kind.FACT, f"No longer current: {value}" + (f" ({f.text.rstrip('.')})." if f.text else "."),
+                             negated=True)
+                     for f in found for value in f.retires] + [f for f in found if f.text]
             for f in found:
                 ident = (f.key, f.belief, f.negated, f.text if not f.key else "")
                 if ident in seen:

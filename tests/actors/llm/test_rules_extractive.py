@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from actors.llm.rules import RulesClient
-from actors.llm.rules_extract import _VALUE_SHAPE, without_old_values
+from actors.llm.rules_extract import _VALUE_SHAPE, without_old_values, without_retired_parts
 from engine.models import Unit
 
 
@@ -116,3 +116,29 @@ def test_a_replaced_value_becomes_a_removal_that_retires_it() -> None:
     assert [c.belief for c in removal] == ["gs://acme-old"]
     kept = [c for c in found if not c.negated]
     assert kept and all("acme-old" not in c.text for c in kept) and any("gs://acme-new" in c.text for c in kept)
+
+
+@pytest.mark.parametrize(("said", "kept", "gone"), [
+    ("build logs go to #ci-noise now, #ci-old got archived", "build logs go to #ci-noise now", ("#ci-old",)),
+    ("moment is deprecated and dates go through `date-fns`", "dates go through `date-fns`", ("moment",)),
+    ("the cache sits on cache-2.lan; cache-1.lan has been decommissioned", "the cache sits on cache-2.lan",
+     ("cache-1.lan",)),
+    ("Sentry is dead", "", ("Sentry",)),
+    # positive controls: nothing is gone, or what is gone names nothing distinctive
+    ("the worker runs on `celery` and reads from redis", "the worker runs on `celery` and reads from redis", ()),
+    ("the old dashboard is gone, use the new one", "the old dashboard is gone, use the new one", ()),
+    ("it is gone now, we use nats", "it is gone now, we use nats", ()),
+    ("the flag `--gone-soon` is set in prod", "the flag `--gone-soon` is set in prod", ()),
+])
+def test_a_part_that_says_a_value_is_gone_is_cut_and_named(said: str, kept: str, gone: tuple[str, ...]) -> None:
+    assert without_retired_parts(said) == (kept, gone)
+
+
+def test_a_clause_with_a_new_value_and_a_retired_one_keeps_the_new_and_retires_the_old() -> None:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1_767_225_600_000,
+                user="error reports go to glitchtip.corp.lan now, sentry.corp.lan got shut down", assistant="OK.",
+                request_id="r1")
+    found = RulesClient("extractive").extract([unit], "project:p")
+    assert [c.belief for c in found if c.negated] == ["sentry.corp.lan"]
+    kept = [c.text for c in found if not c.negated]
+    assert kept and all("sentry" not in t for t in kept) and any("glitchtip.corp.lan" in t for t in kept)
