@@ -187,6 +187,10 @@ class RuntimeSettings(_Section):
     extraction_num_cpus: float = setting(0.0, "CPUs each extraction worker asks of Ray",
                                          "0 on a laptop; > 0 on an autoscaling cluster, so that workers the cluster "
                                          "cannot place yet are resource demand the autoscaler sees", ge=0)
+    background_nice: int = setting(10, "nice levels by which model-work actors (extraction, judging, repair) lower their "
+                                   "process priority; 0: same priority as the rest",
+                                   "on a small machine, background extraction must not slow the agent's recalls and "
+                                   "observes (issue 17: p99 under 50 clients)", ge=0, le=19)
     data_node: str = setting("", "Ray node id that holds the data directory (actors owning files are pinned there); "
                              "empty: the node of the process that opens the data directory",
                              "SQLite files must be written on the node whose disk holds them")
