@@ -176,7 +176,9 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
             raise ServiceUnavailable(f"no Ray cluster answers at {address}")
         ray.init(address=address, **quiet)
     else:
-        ray.init(num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **quiet)
+        # "local": always a new embedded Ray. Without an address Ray attaches to any cluster that
+        # `ray start` left on this machine (/tmp/ray/ray_current_cluster), and then refuses num_cpus.
+        ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **quiet)
 
 
 def data_node_id(settings: Settings) -> str:
@@ -415,10 +417,24 @@ class Runtime:
         """Mark ``project`` used now; past the cap of live projects, release the least recently used."""
         self._last_used[project] = self.clock.now_ms()
         self._last_used.move_to_end(project)
+        self._enforce_cap(keep=project)
+
+    def _enforce_cap(self, keep: str = "") -> None:
+        """Release least recently used projects while more than ``max_live_projects`` are live.
+
+        A project used within ``evict_grace_s``, or with jobs pending or running, is passed over:
+        a caller may still hold its clients (an observe in flight, a batch being distilled), and
+        must never find its stores closed. The cap is then exceeded until the next call or sweep
+        (caller holds the lock)."""
         cap = max(1, self.settings.runtime.max_live_projects)
-        while len(self._last_used) > cap:
-            oldest = next(iter(self._last_used))
-            self._release(oldest)
+        grace_ms = int(self.settings.runtime.evict_grace_s * 1000)
+        now = self.clock.now_ms()
+        for project in list(self._last_used):  # least recently used first
+            if len(self._last_used) <= cap:
+                return
+            if project == keep or now - self._last_used[project] < grace_ms or self._has_live_jobs(project):
+                continue
+            self._release(project)
 
     def live_projects(self) -> list[str]:
         """Projects whose log or engine actor is running, least recently used first."""
@@ -434,6 +450,9 @@ class Runtime:
             idle = [p for p, seen in self._last_used.items() if now - seen >= limit_ms and not self._has_live_jobs(p)]
             for project in idle:
                 self._release(project)
+            before = set(self._last_used)
+            self._enforce_cap()  # projects passed over by the cap while in use go now
+            idle += sorted(before - set(self._last_used))
             if not self._last_used:  # nothing live: the extraction pool goes back to its minimum
                 self.scale_extractors(0)
             return idle

@@ -203,6 +203,10 @@ class RuntimeSettings(_Section):
                                     "each on Ray, FACTS.md)")
     max_live_projects: int = setting(32, "projects with live actors at once; the least recently used go first",
                                      "bounds memory at about 5 GB of project actors (FACTS.md: ~77 MB per actor)")
+    evict_grace_s: float = setting(30.0, "seconds a project stays live after its last call even past max_live_projects "
+                                   "(it goes at the next call or sweep after that)",
+                                   "a caller may still hold its clients: an observe in flight must never find its "
+                                   "log closed (with a cap of 1 it did, issue 17)", ge=0)
     idle_stop_min: float = setting(30.0, "minutes without a request after which the sidecar stops itself; 0: never",
                                    "an idle sidecar holds ~940 MiB of Ray (FACTS.md)", ge=0)
 
