@@ -241,9 +241,11 @@ def _located(cls: type, nice: int = 0) -> type:
     if (cls, nice) not in _LOCATED:
         members: dict[str, Any] = {"node_id": node_id, "priority": priority}
         if nice > 0:
+            base_init: Callable[..., None] = getattr(cls, "__init__")
+
             def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
                 lower_priority(nice)
-                cls.__init__(self, *args, **kwargs)
+                base_init(self, *args, **kwargs)
 
             members["__init__"] = __init__
         _LOCATED[(cls, nice)] = type(cls.__name__, (cls,), members)
