@@ -216,7 +216,8 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
     ``slot_min_cos``) and give different values of one shape ("listens on 8081" and "moved to
     9090") are two versions of one fact, whatever words either used: only the later is served.
     The later one must be nearly as relevant (within ``slot_margin`` of the gate), so that a
-    newer fact about something else never hides the answer.
+    newer fact about something else never hides the answer, and a later one let in on lexical
+    evidence alone (below theta, :func:`lexically_anchored`) never hides one that passed the gate.
     """
     out: dict[str, tuple[str, float]] = {}
     for (_, gate_old), it_old in ranked:
@@ -226,7 +227,8 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
         for (_, gate_new), it_new in ranked:
             new = it_new.memory
             if (new.id == old.id or new.negated or new.valid_from_ms <= old.valid_from_ms
-                    or gate_new < gate_old - r.slot_margin or not other_values(old.text, new.text)):
+                    or gate_new < gate_old - r.slot_margin or (gate_new < r.theta <= gate_old)
+                    or not other_values(old.text, new.text)):
                 continue
             cos = pair_cosine(old.id, new.id)
             if cos >= r.slot_min_cos:

@@ -233,3 +233,16 @@ def test_a_core_tier_ranks_but_never_passes_the_gate() -> None:
     plain = mem("Prefers short commit subjects.")
     ranked = run([short(plain, 0.6), short(core, 0.6)])
     assert [m.id for m in ranked.memories] == [core.id, plain.id]  # the bonus still ranks
+
+
+def test_a_later_value_let_in_on_lexical_evidence_never_hides_one_that_passed_the_gate() -> None:
+    answer = mem("The admin console is served on port 4410.", valid_from_ms=T0)
+    later = mem("The log shipper listens on port 6620.", valid_from_ms=T0 + DAY)
+    theta = S.retrieval.theta
+    anchored_later = short(later, S.retrieval.anchor_min_cos + 0.05, lex=0.6)
+    assert anchored_later.cos + S.retrieval.w_lex * 0.6 < theta
+    sel = run([short(answer, theta + 0.05), anchored_later], pair_cosine=lambda x, y: 0.5)
+    assert answer.id in [m.id for m in sel.memories] and not sel.suppressed
+    # positive control: a later value that passes the gate on its own is the current version
+    passing = run([short(answer, theta + 0.05), short(later, theta + 0.02)], pair_cosine=lambda x, y: 0.5)
+    assert [m.id for m in passing.memories] == [later.id] and passing.suppressed[0].memory_id == answer.id
