@@ -35,7 +35,8 @@ from engine.settings import Settings
 
 __all__ = ["INDEX_GROUPS", "Ref", "RemoteIndex", "Runtime", "init_ray", "is_plain_data", "reachable"]
 
-set_process_defaults("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")  # quiet, local-only Ray (FACTS.md)
+# quiet, local-only Ray (FACTS.md), whose workers run at the normal priority (actors/config.py)
+set_process_defaults("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE", "RAY_worker_niceness")
 
 
 #: Concurrency groups of the IndexActor: a recall's query embedding has its own thread and
@@ -205,7 +206,7 @@ def pool_size(backlog: int, lo: int, hi: int, per_worker: int) -> int:
     return max(lo, min(hi, need))
 
 
-_LOCATED: dict[type, type] = {}
+_LOCATED: dict[tuple[type, int], type] = {}
 
 
 def node_id(self: Any) -> str:
@@ -215,12 +216,36 @@ def node_id(self: Any) -> str:
     return str(ray.get_runtime_context().get_node_id())
 
 
-def _located(cls: type) -> type:
-    """``cls`` with a ``node_id()`` method: where its actor runs, so that tests and ``dynmem
-    doctor`` assert placement rather than assume it (the plain class stays untouched)."""
-    if cls not in _LOCATED:
-        _LOCATED[cls] = type(cls.__name__, (cls,), {"node_id": node_id})
-    return _LOCATED[cls]
+def priority(self: Any) -> int:
+    """The actor process's nice value (a method of every actor class, added by :func:`_located`)."""
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def lower_priority(increment: int) -> int:
+    """Make this process yield the CPU to others by ``increment`` nice levels; returns the new nice value.
+
+    A process may always lower its own priority; the call is skipped where the OS has no nice
+    values (the priority is then unchanged)."""
+    if increment > 0 and hasattr(os, "nice"):
+        return os.nice(increment)
+    return priority(None)
+
+
+def _located(cls: type, nice: int = 0) -> type:
+    """``cls`` with ``node_id()`` and ``priority()`` methods: where its actor runs and at which
+    priority, so that tests and ``dynmem doctor`` assert them rather than assume them (the plain
+    class stays untouched). With ``nice`` > 0 the actor's process first lowers its priority: model
+    work in the background yields the CPU to the agents' recalls and observes (issue 17)."""
+    if (cls, nice) not in _LOCATED:
+        members: dict[str, Any] = {"node_id": node_id, "priority": priority}
+        if nice > 0:
+            def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+                lower_priority(nice)
+                cls.__init__(self, *args, **kwargs)
+
+            members["__init__"] = __init__
+        _LOCATED[(cls, nice)] = type(cls.__name__, (cls,), members)
+    return _LOCATED[(cls, nice)]
 
 
 class Runtime:
@@ -359,7 +384,9 @@ class Runtime:
         # Concurrency groups are an actor class option (Ray refuses them in .options()).
         # Any: Ray's ActorHandle typing cannot follow a class chosen at run time
         remote: Any = ray.remote  # its overloads do not list concurrency_groups, which it accepts
-        actor_cls: Any = remote(concurrency_groups=groups)(_located(cls)) if groups else remote(_located(cls))
+        # Model work (stateless) runs at a lower priority than the actors that answer the agent.
+        located = _located(cls, self.settings.runtime.background_nice if stateless else 0)
+        actor_cls: Any = remote(concurrency_groups=groups)(located) if groups else remote(located)
         handle: Any = actor_cls.options(num_cpus=num_cpus, max_concurrency=concurrency, max_restarts=-1,
                                         max_task_retries=0, **self._placement(stateless)).remote(*args)
         self._actors.append(handle)
