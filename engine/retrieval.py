@@ -47,7 +47,7 @@ class ScoreTerms(BaseModel):
     alpha_x_freshness: float
     tier_bonus: float
     gate: float = Field(description="cos + w_lex*lex, compared with theta (pools and tiers rank, never decide eligibility)")
-    anchored: bool = Field(False, description="passed on lexical evidence: lex >= lex_anchor and cos >= anchor_min_cos")
+    anchored: bool = Field(default=False, description="passed on lexical evidence: lex >= lex_anchor and cos >= anchor_min_cos")
     score: float
     value: float
     confidence: float
