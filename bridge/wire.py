@@ -233,7 +233,9 @@ class ScoreTermsOut(Body):
     freshness: float = Field(description="freshness in [0, 1]")
     alpha_x_freshness: float = Field(description="alpha * freshness")
     tier_bonus: float = Field(description="bonus of its tier")
-    gate: float = Field(description="cos + w_lex*lex + tier bonus, compared with theta")
+    gate: float = Field(description="cos + w_lex*lex, compared with theta (pools and tiers only rank)")
+    anchored: bool = Field(default=False, description="passed the gate on lexical evidence (lex >= lex_anchor and "
+                                                      "cos >= anchor_min_cos) though gate < theta")
     score: float = Field(description="final ranking score")
     value: float = Field(description="value-dynamics score V")
     confidence: float = Field(description="Beta-count confidence")

@@ -46,7 +46,8 @@ class ScoreTerms(BaseModel):
     freshness: float
     alpha_x_freshness: float
     tier_bonus: float
-    gate: float = Field(description="cos + w_lex*lex + tier bonus, compared with theta (pools never decide eligibility)")
+    gate: float = Field(description="cos + w_lex*lex, compared with theta (pools and tiers rank, never decide eligibility)")
+    anchored: bool = Field(default=False, description="passed on lexical evidence: lex >= lex_anchor and cos >= anchor_min_cos")
     score: float
     value: float
     confidence: float
@@ -134,11 +135,17 @@ _POSSESSOR = r"(?:my|his|her|their|our|your|(?:the\s+)?[\w-]+['’]s)"
 _ABOUT_OTHER = re.compile(rf"^\s*{_POSSESSOR}\s+(?:[\w-]+\s+)?({_RELATION})\b", re.IGNORECASE)
 
 
+# A question that asks for a person ("who owns the build?", "whose laptop...") is answered by a
+# fact about someone else: that is what it asks for.
+_ASKS_FOR_PERSON = re.compile(r"\bwho(?:m|se)?\b", re.IGNORECASE)
+
+
 def _about_someone_else(m: Memory, query: str) -> bool:
     """A memory whose subject is another person (a relation of someone's) does not answer a
-    question that names no such person."""
-    found = _ABOUT_OTHER.match(m.text)
-    return bool(found) and not re.search(rf"\b(?:{_RELATION})\b", query, re.IGNORECASE)
+    question that names no such person and does not ask for a person."""
+    if not _ABOUT_OTHER.match(m.text):
+        return False
+    return not (re.search(rf"\b(?:{_RELATION})\b", query, re.IGNORECASE) or _ASKS_FOR_PERSON.search(query))
 
 
 def _names_negated(m: Memory, asked: set[str]) -> bool:
@@ -161,27 +168,43 @@ def _parts(item: Shortlisted, *, now_ms: int, s: Settings) -> tuple[float, float
     tier = {Tier.CORE: r.tier_bonus_core, Tier.PINNED: r.tier_bonus_pinned}.get(m.tier, 0.0)
     age_days = max(0.0, (now_ms - m.last_evidence_ms) / 86_400_000)
     fresh = 0.5 ** (age_days / r.freshness_half_life_days) if r.freshness_half_life_days > 0 else 0.0
-    # Pools are a ranking prior, never an eligibility rule (DESIGN §4): the gate leaves them out,
-    # so a fact stated once long ago and never injected since (archived) can still be recalled.
-    gate = item.cos + r.w_lex * item.lex + tier
+    # Pools and tiers are ranking priors, never eligibility rules (DESIGN §4): the gate leaves them
+    # out, so a fact stated once long ago and never injected since (archived) can still be recalled,
+    # and a core memory (shown in its always-on slot anyway) is not called relevant to every query
+    # that comes near it.
+    gate = item.cos + r.w_lex * item.lex
     return prior, tier, fresh, gate
+
+
+def lexically_anchored(item: Shortlisted, r: RetrievalSettings) -> bool:
+    """Whether a candidate passes the gate on lexical evidence, whatever its cosine sum.
+
+    The normalised BM25 score is the share of the best score the query could reach, each term
+    weighted by how rare it is in the store. A memory holding much of that weight (the query's
+    rare words: a tool's name, a region, a field, or most of its words) and loosely about the same
+    thing (``anchor_min_cos``) answers the question even when the embedder scores the question
+    against a statement low. A word most memories share (the project's name, "user") weighs little
+    and anchors nothing.
+    """
+    return r.lex_anchor > 0 and item.lex >= r.lex_anchor and item.cos >= r.anchor_min_cos
 
 
 def _rank(item: Shortlisted, *, now_ms: int, s: Settings) -> tuple[float, float]:
     """The (score, gate) of :func:`score_terms`, without building its model (every candidate is ranked,
     only the chosen few are explained)."""
-    prior, _, fresh, gate = _parts(item, now_ms=now_ms, s=s)
-    return round(gate + prior + s.retrieval.alpha * fresh, 6), round(gate, 6)
+    prior, tier, fresh, gate = _parts(item, now_ms=now_ms, s=s)
+    return round(gate + tier + prior + s.retrieval.alpha * fresh, 6), round(gate, 6)
 
 
 def score_terms(item: Shortlisted, *, now_ms: int, step: int, s: Settings) -> ScoreTerms:
     r = s.retrieval
     m = item.memory
     prior, tier, fresh, gate = _parts(item, now_ms=now_ms, s=s)
-    score = gate + prior + r.alpha * fresh
+    score = gate + tier + prior + r.alpha * fresh
     return ScoreTerms(cos=round(item.cos, 6), lex=round(item.lex, 6), w_lex_x_lex=round(r.w_lex * item.lex, 6),
                       pool_prior=prior, freshness=round(fresh, 6), alpha_x_freshness=round(r.alpha * fresh, 6),
-                      tier_bonus=tier, gate=round(gate, 6), score=round(score, 6),
+                      tier_bonus=tier, gate=round(gate, 6), anchored=gate < r.theta and lexically_anchored(item, r),
+                      score=round(score, 6),
                       value=round(value_at(m, step, s.dynamics), 6), confidence=round(m.confidence, 4))
 
 
@@ -193,7 +216,8 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
     ``slot_min_cos``) and give different values of one shape ("listens on 8081" and "moved to
     9090") are two versions of one fact, whatever words either used: only the later is served.
     The later one must be nearly as relevant (within ``slot_margin`` of the gate), so that a
-    newer fact about something else never hides the answer.
+    newer fact about something else never hides the answer, and a later one let in on lexical
+    evidence alone (below theta, :func:`lexically_anchored`) never hides one that passed the gate.
     """
     out: dict[str, tuple[str, float]] = {}
     for (_, gate_old), it_old in ranked:
@@ -203,7 +227,8 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
         for (_, gate_new), it_new in ranked:
             new = it_new.memory
             if (new.id == old.id or new.negated or new.valid_from_ms <= old.valid_from_ms
-                    or gate_new < gate_old - r.slot_margin or not other_values(old.text, new.text)):
+                    or gate_new < gate_old - r.slot_margin or (gate_new < r.theta <= gate_old)
+                    or not other_values(old.text, new.text)):
                 continue
             cos = pair_cosine(old.id, new.id)
             if cos >= r.slot_min_cos:
@@ -245,7 +270,7 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
           and not _about_someone_else(it.memory, query)]
     scored = sorted(((_rank(it, now_ms=now_ms, s=settings), it) for it in ok),
                     key=lambda p: (-p[0][0], p[1].memory.id))
-    passed = [(sg, it) for sg, it in scored if sg[1] >= r.theta]
+    passed = [(sg, it) for sg, it in scored if sg[1] >= r.theta or lexically_anchored(it, r)]
 
     chosen: list[tuple[ScoreTerms, Memory, bool]] = []
     suppressed: list[Suppressed] = []

@@ -73,8 +73,16 @@ class RetrievalSettings(_Section):
     max_rival_lines: int = setting(3, "rival lines of contested memories per recall at most", "DESIGN §4")
     budget_tokens: int = setting(256, "token budget of the injected block",
                                  "DESIGN §4: the block rides on every prompt, so it stays small")
-    theta: float = setting(0.35, "relevance gate on cosine plus prior: nothing below is injected (the recall abstains)",
-                           "DESIGN §4")
+    theta: float = setting(0.35, "relevance gate on cosine plus w_lex * lex (pools and tiers only rank): nothing "
+                           "below is injected unless lexically anchored (the recall abstains)", "DESIGN §4")
+    lex_anchor: float = setting(
+        0.30, "normalised BM25 score at or above which a candidate passes the gate whatever its cosine sum, if its "
+        "cosine is at least anchor_min_cos (0: off)", "the embedder scores a question against the statement that "
+        "answers it at cosine 0.2-0.3; the query's rare words in the memory are evidence the cosine misses. Chosen "
+        "on the development histories alpha and beta (eval/results/independent-*); a word most memories share "
+        "weighs little in BM25 and anchors nothing")
+    anchor_min_cos: float = setting(0.20, "cosine a lexically anchored candidate needs at least",
+                                    "below it a shared rare word is a coincidence of names; chosen as lex_anchor")
     tau_sim: float = setting(0.78, "cosine to an already selected memory above which a candidate is suppressed",
                              "DESIGN §4 (original sidecar setting)")
     w_lex: float = setting(0.15, "weight of the BM25 lexical score in the ranking score",
