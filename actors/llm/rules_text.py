@@ -81,6 +81,40 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+# A request that closes a sentence after a statement: "we moved to X at URL — can you update
+# the config?". Clause structure, not vocabulary: a separator, then a modal addressed to "you".
+_TRAILING_REQUEST = re.compile(
+    r"\s*(?:—|–|\s-|,|;|:)\s+(?=(?:(?:so|and|then|also|now)\s+)?(?:can|could|would|will)\s+you\b)", re.I)
+
+
+def split_trailing_requests(sentences_: list[str]) -> list[str]:
+    """Each sentence with a closing request split off, so that the statement before it is judged alone.
+
+    "the lab moved to MLflow at http://ml:5000 — can you swap the logging over?" gives
+    ["the lab moved to MLflow at http://ml:5000.", "can you swap the logging over?"]: the
+    statement holds, the request is a question and states nothing. A request with no
+    statement before it (fewer than three words) stays as it was.
+    """
+    out: list[str] = []
+    for sentence in sentences_:
+        match = _TRAILING_REQUEST.search(sentence)
+        head = sentence[: match.start()].strip() if match else ""
+        if match is None or len(head.split()) < 3 or "`" in sentence[match.start():match.end()]:
+            out.append(sentence)
+            continue
+        out.append(head.rstrip(".!") + ".")
+        out.append(sentence[match.end():].strip())
+    return out
+
+
+# A clause that reports a proposal, not what holds: "Dana floated moving sessions to Memcached",
+# "someone suggested X". English verbs of proposing (a closed class, like the verbs of ending);
+# whether it was accepted is said by a later statement, which is read on its own.
+PROPOSAL = re.compile(
+    r"\b(?:floated|floats|floating|suggested|suggests|suggesting|proposed|proposes|proposing|pitched|pitches|"
+    r"pitching|brought up|brings up|raised the idea|toyed with|toying with|wants us to|wanted us to)\b", re.I)
+
+
 def clauses(sentence: str) -> list[str]:
     """Split a sentence on ``;`` and on ``, and``/``but`` before a new subject."""
     spans: list[str] = []

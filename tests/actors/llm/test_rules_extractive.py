@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from actors.llm.rules import RulesClient
-from actors.llm.rules_extract import _VALUE_SHAPE, without_old_values, without_retired_parts
+from actors.llm.rules_extract import (
+    _VALUE_SHAPE,
+    _durable,
+    without_asides,
+    without_old_values,
+    without_retired_parts,
+)
+from actors.llm.rules_text import split_trailing_requests
 from engine.models import Unit
 
 
@@ -142,3 +149,77 @@ def test_a_clause_with_a_new_value_and_a_retired_one_keeps_the_new_and_retires_t
     assert [c.belief for c in found if c.negated] == ["sentry.corp.lan"]
     kept = [c.text for c in found if not c.negated]
     assert kept and all("sentry" not in t for t in kept) and any("glitchtip.corp.lan" in t for t in kept)
+
+
+# ---------------------------------------------------------------- issue 11, session 4 (W11x)
+
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+def test_a_statement_before_a_closing_request_is_read_alone(profile: str) -> None:
+    said = "heads up, the billing team moved the ledger db to ledger-2.corp.example — could you fix the seed script?"
+    found = extract(said, "Sure, on it.", profile=profile)
+    assert any("ledger-2.corp.example" in text for text, _, _ in found)
+    # negative: the request alone states nothing
+    assert extract("could you fix the seed script?", "Sure, on it.", profile=profile) == []
+
+
+def test_split_trailing_requests_needs_a_statement_before_the_request() -> None:
+    assert split_trailing_requests(["ok, can you rerun it?"]) == ["ok, can you rerun it?"]
+    assert split_trailing_requests(["the cache now lives on mc-3.lan, can you update the docs?"]) == [
+        "the cache now lives on mc-3.lan.", "can you update the docs?"]
+    assert split_trailing_requests(["the cache now lives on mc-3.lan"]) == ["the cache now lives on mc-3.lan"]
+
+
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+@pytest.mark.parametrize("said", ["Dana floated moving the job queue to RabbitMQ", "priya suggested pnpm for the monorepo",
+                                  "someone proposed pinning node to 22.4 on the build agents"])
+def test_a_reported_proposal_yields_no_memory(said: str, profile: str) -> None:
+    assert extract(said, profile=profile) == []
+
+
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+def test_an_accepted_choice_is_kept_where_a_proposal_is_not(profile: str) -> None:
+    # positive controls of the test above: the same values stated as what holds
+    assert ("package manager", "pnpm") in [(k, b) for _, k, b in extract("we use pnpm for the monorepo", profile=profile)]
+    assert any("rabbitmq" in b for _, _, b in extract("the job queue moved to RabbitMQ", profile=profile))
+
+
+def test_a_unit_or_a_stopword_is_no_replaced_value() -> None:
+    text, old = without_old_values("one flush every ~9 h -> ~800 flushes a year per sector")
+    assert old == () and "9 h" in text
+    assert without_old_values("the worker pool goes from 4 -> 8")[1] == ("4",)  # positive control
+
+
+def test_asides_in_parentheses_are_cut_only_when_they_are_clauses() -> None:
+    assert without_asides("the broker listens on 5673 (the old one still holds 5672 on the shared box)") == (
+        "the broker listens on 5673")
+    assert without_asides("release notes go to the wiki (team/releases)") == "release notes go to the wiki (team/releases)"
+
+
+def test_an_aside_with_another_value_never_reaches_the_memory() -> None:
+    found = extract("the broker listens on 5673 (the old one still holds 5672 on the shared box)", profile="extractive")
+    assert found and not any("5672" in text for text, _, _ in found)
+    assert any("5673" in text or b == "5673" for text, _, b in found)
+
+
+def test_a_removed_module_path_retires_its_package_name() -> None:
+    text, gone = without_retired_parts("`gitlab.com/acme/quill` is removed from the lockfile")
+    assert "gitlab.com/acme/quill" in gone and "quill" in gone
+    assert without_retired_parts("`quill` is removed from the lockfile")[1] == ("quill",)  # no path, no tail
+    assert without_retired_parts("`src/app` is removed")[1] == ("src/app",)  # a local path is no module
+
+
+def test_the_place_a_thing_moved_off_is_not_its_value() -> None:
+    found = extract("we moved the build artifacts off Artifactory onto the new bucket `gs://acme-artifacts`",
+                    profile="extractive")
+    assert found and not any(b == "artifactory" for _, _, b in found), found
+    assert any("gs://acme-artifacts" in text for text, _, _ in found)
+    # positive control: the same store named as the destination is the value
+    assert any(b == "artifactory" for _, _, b in extract("we moved the build artifacts onto Artifactory",
+                                                         profile="extractive"))
+
+
+def test_a_lead_in_before_a_colon_does_not_hide_a_durable_statement() -> None:
+    body = "the staging cluster now runs in eu-west-3 with three nodes"
+    lead = "notes from the infra sync: " + body
+    assert _durable(body, "user") and _durable(lead, "user")
+    assert not _durable("notes from the infra sync: can we talk later", "user")  # negative control
