@@ -223,3 +223,15 @@ def test_a_lead_in_before_a_colon_does_not_hide_a_durable_statement() -> None:
     lead = "notes from the infra sync: " + body
     assert _durable(body, "user") and _durable(lead, "user")
     assert not _durable("notes from the infra sync: can we talk later", "user")  # negative control
+
+
+def test_a_template_reading_of_chatter_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    import actors.llm.rules_extract as rx
+
+    chatter = "ugh the staging box is like 40GB full today"
+    assert extract(chatter) == []
+    monkeypatch.setattr(rx, "PATTERN_MIN_DURABLE", 0.0)  # the floor is what drops it: without it, junk
+    assert [k for _, k, _ in extract(chatter)] == ["staging box"]
+    monkeypatch.undo()
+    # positive control: a plain statement passes the floor
+    assert ("widget port", "7000") in [(k, b) for _, k, b in extract("the widget service listens on 7000")]
