@@ -112,16 +112,19 @@ def _extractive(c: Clause) -> Finding | None:
     retires memories that still state it.
     """
     words = c.text.split()
-    if not 3 <= len(words) <= 40 or "`code`" in c.text or not _durable(c.text, c.speaker):
+    if len(words) > 40 or "`code`" in c.text:
         return None
     text, old = without_old_values(c.text)
     text = without_asides(text)
     text, gone = without_retired_parts(text)
     old = tuple(dict.fromkeys(old + gone))
     if not text:
-        # The clause only says things are gone ("zerolog is gone, and so is the old cron"):
-        # nothing to state, only values to retire.
+        # The clause only says things are gone ("zerolog is gone, and so is the old cron", "dropping
+        # quill"): nothing to state, only values to retire. A removal is no statement the
+        # durable-clause model has to vouch for.
         return Finding("", "", Kind.FACT, "", retires=old) if old else None
+    if len(words) < 3 or not _durable(c.text, c.speaker):
+        return None
     if len(text.split()) < 3 or (gone and not _durable(text, c.speaker)):
         return None
     # The value the clause asserts: not one it names as replaced, nor one after "from", "off",
@@ -139,7 +142,7 @@ def _extractive(c: Clause) -> Finding | None:
 _OLD_TOKEN = r"(?:`[^`]+`|[\w.:/@~+-]*\w)"
 _OLD_PAREN = re.compile(rf"\s*\((?:previously|formerly|was|were|used to be|replacing|replaces|not)\s+({_OLD_TOKEN})[^)]*\)", _I)
 _OLD_INSTEAD = re.compile(rf",?\s*\b(?:instead of|rather than|replacing|in place of|in favou?r of nothing but)\s+(?:the\s+)?({_OLD_TOKEN})", _I)
-_OLD_FROM_TO = re.compile(rf"\bfrom\s+(?:port\s+)?({_OLD_TOKEN})\s+(?:to|->|→)\s+", _I)
+_OLD_FROM_TO = re.compile(rf"\b(?:from|off|off of|away from)\s+(?:port\s+)?({_OLD_TOKEN})\s+(?P<to>to|onto|into|->|→)\s+", _I)
 _OLD_ARROW = re.compile(rf"({_OLD_TOKEN})\s*(?:->|→|=>)\s*(?={_OLD_TOKEN})", _I)
 
 
@@ -169,7 +172,9 @@ def without_old_values(text: str) -> tuple[str, tuple[str, ...]]:
                 return m.group(0)  # "~13 h -> ~670": a unit or a stopword is no replaced value
             if _VALUE_SHAPE.fullmatch(m.group(1)) or m.group(1).startswith("`") or len(value.split()) == 1:
                 old.append(value)
-                return keep
+                # "off X onto Y" keeps its "onto"; an arrow becomes "to"
+                to = (m.groupdict().get("to") or "").lower()
+                return f"{to} " if keep and to in {"to", "onto", "into"} else keep
             return m.group(0)
         return sub
 
@@ -203,6 +208,16 @@ _RETIRED_PART = re.compile(
     r"decommissioned|dead|disabled|turned off|shut down|sunset|sunsetted|ripped out|killed|"
     r"no longer (?:used|needed|in use|around|a thing)|not used anymore|not in use anymore)\b"
     r"(?P<rest>[^,;]*)$",
+    _I,
+)
+# The same with the verb first: "(we) dropped / are dropping / ripped out / got rid of X", X a name
+# and the whole part. The verbs are the removal verbs above; a negation before them ("don't
+# drop X") is no removal.
+_REMOVAL_FIRST = re.compile(
+    r"^(?:(?:we|i|we've|we're|we are|we have|i've|i'm)\s+)?(?:just\s+|finally\s+|now\s+)?"
+    r"(?:dropped|dropping|removed|removing|retired|retiring|deprecated|deprecating|ditched|ditching|killed|killing|"
+    r"ripped out|ripping out|got rid of|getting rid of|decommissioned|decommissioning|sunsetted|sunsetting)\s+"
+    r"(?P<thing>`[^`]+`|[\w.+/#@-]+)$",
     _I,
 )
 # Where one part of a clause ends and another begins: ", ", "; ", " and ", " but ", " so ".
@@ -251,6 +266,10 @@ def without_retired_parts(text: str) -> tuple[str, tuple[str, ...]]:
     for i, part in enumerate(parts):
         m = _RETIRED_PART.match(show(part).strip())
         values = _retired_values(m.group("subject")) if m and len(m.group("rest").split()) <= 4 else ()
+        if not values:
+            # The verb first: "dropping quill", "we ripped out `libfoo`" (a name, said alone)
+            first = _REMOVAL_FIRST.match(show(part).strip())
+            values = _retired_values(first.group("thing")) if first else ()
         if values:
             gone.extend(values)
         else:

@@ -211,8 +211,10 @@ def test_a_removed_module_path_retires_its_package_name() -> None:
 def test_the_place_a_thing_moved_off_is_not_its_value() -> None:
     found = extract("we moved the build artifacts off Artifactory onto the new bucket `gs://acme-artifacts`",
                     profile="extractive")
-    assert found and not any(b == "artifactory" for _, _, b in found), found
-    assert any("gs://acme-artifacts" in text for text, _, _ in found)
+    stated = [(t, b) for t, _, b in found if not t.startswith("No longer current")]
+    assert stated == [("We moved the build artifacts onto the new bucket `gs://acme-artifacts`.", "gs://acme-artifacts")]
+    # the place it moved off is retired
+    assert [b for t, _, b in found if t.startswith("No longer current")] == ["artifactory"]
     # positive control: the same store named as the destination is the value
     assert any(b == "artifactory" for _, _, b in extract("we moved the build artifacts onto Artifactory",
                                                          profile="extractive"))
@@ -235,3 +237,19 @@ def test_a_template_reading_of_chatter_is_dropped(monkeypatch: pytest.MonkeyPatc
     monkeypatch.undo()
     # positive control: a plain statement passes the floor
     assert ("widget port", "7000") in [(k, b) for _, k, b in extract("the widget service listens on 7000")]
+
+
+def test_a_removal_with_the_verb_first_retires_a_name() -> None:
+    assert without_retired_parts("dropping quill") == ("", ("quill",))
+    assert without_retired_parts("we ripped out `libfoo`") == ("", ("libfoo",))
+    # negative: a common noun after the verb names nothing to retire, and a move is no removal
+    assert without_retired_parts("dropping the old cron") == ("dropping the old cron", ())
+    assert without_retired_parts("moving to quill") == ("moving to quill", ())
+    found = extract("dropping quill", profile="extractive")
+    assert [(t.startswith("No longer current"), b) for t, _, b in found] == [(True, "quill")]
+
+
+def test_a_move_off_one_store_onto_another_keeps_only_the_new_one_in_the_text() -> None:
+    text, old = without_old_values("we shifted the nightly dumps off nas-2 onto `s3://acme-dumps`")
+    assert text == "we shifted the nightly dumps onto `s3://acme-dumps`" and old == ("nas-2",)
+    assert without_old_values("we shifted the nightly dumps onto `s3://acme-dumps`")[1] == ()  # positive control
