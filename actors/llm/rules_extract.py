@@ -21,9 +21,10 @@ from collections.abc import Callable
 
 from actors.llm import durable
 from actors.llm.rules_choices import extract_choice, extract_removal, extract_switch
-from actors.llm.rules_clause import EXCLUDED_BEFORE, NOT_SUBJECTS, Clause, Finding, article_free, cap, np_words
+from actors.llm.rules_clause import EVALUATIVE, EXCLUDED_BEFORE, NOT_SUBJECTS, Clause, Finding, article_free, cap, np_words
 from actors.llm.rules_facts import (
     ENV_NAME,
+    VERSION_VALUE,
     extract_env,
     extract_host,
     extract_kv,
@@ -142,7 +143,12 @@ def _extractive(c: Clause) -> Finding | None:
 _OLD_TOKEN = r"(?:`[^`]+`|[\w.:/@~+-]*\w)"
 _OLD_PAREN = re.compile(rf"\s*\((?:previously|formerly|was|were|used to be|replacing|replaces|not)\s+({_OLD_TOKEN})[^)]*\)", _I)
 _OLD_INSTEAD = re.compile(rf",?\s*\b(?:instead of|rather than|replacing|in place of|in favou?r of nothing but)\s+(?:the\s+)?({_OLD_TOKEN})", _I)
+# A contrast closing the clause: "defmt over RTT, not semihosting", "we stay with A, no B".
+_OLD_CONTRAST = re.compile(rf",\s*(?:not|no|never)\s+(?:the\s+|more\s+)?({_OLD_TOKEN})\s*(?=$|[,;.])", _I)
 _OLD_FROM_TO = re.compile(rf"\b(?:from|off|off of|away from)\s+(?:port\s+)?({_OLD_TOKEN})\s+(?P<to>to|onto|into|->|→)\s+", _I)
+# A move off a place with no destination said: "we migrated off Jenkins last spring".
+_OLD_MOVED_OFF = re.compile(
+    rf"\b(?:migrat|mov|switch|port|transition)\w*\s+(?:\w+\s+){{0,4}}?(?:off(?:\s+of)?|away from)\s+({_OLD_TOKEN})", _I)
 _OLD_ARROW = re.compile(rf"({_OLD_TOKEN})\s*(?:->|→|=>)\s*(?={_OLD_TOKEN})", _I)
 
 
@@ -156,6 +162,16 @@ def _names_something(token: str) -> bool:
     if re.search(r"[./:_@#-]", token):
         return len(token) >= 2
     return len(token) >= 3 and token.lower() not in STOPWORDS | NOT_SUBJECTS | _SUBJECT_FILLER
+
+
+def _cut_moved_off(old: list[str]) -> Callable[[re.Match[str]], str]:
+    """ "migrated off Jenkins" -> "migrated", naming Jenkins as replaced (a name only)."""
+    def sub(m: re.Match[str]) -> str:
+        if not _names_something(m.group(1)):
+            return m.group(0)
+        old.append(m.group(1).strip("`"))
+        return re.sub(r"\s+(?:off(?:\s+of)?|away from)\s*$", "", m.group(0)[: m.start(1) - m.start(0)])
+    return sub
 
 
 def without_old_values(text: str) -> tuple[str, tuple[str, ...]]:
@@ -181,7 +197,9 @@ def without_old_values(text: str) -> tuple[str, tuple[str, ...]]:
     out = _OLD_PAREN.sub(cut(""), text)
     out = _OLD_FROM_TO.sub(cut("to "), out)
     out = _OLD_ARROW.sub(cut(""), out)
+    out = _OLD_MOVED_OFF.sub(_cut_moved_off(old), out)
     out = _OLD_INSTEAD.sub(cut(""), out)
+    out = _OLD_CONTRAST.sub(lambda m: m.group(0) if m.group(1).lower() in EVALUATIVE else cut("")(m), out)
     out = re.sub(r"\s{2,}", " ", out).strip(" ,;")
     return out, tuple(dict.fromkeys(v for v in old if v and not occurs_whole(v, out)))
 
@@ -217,9 +235,11 @@ _REMOVAL_FIRST = re.compile(
     r"^(?:(?:we|i|we've|we're|we are|we have|i've|i'm)\s+)?(?:just\s+|finally\s+|now\s+)?"
     r"(?:dropped|dropping|removed|removing|retired|retiring|deprecated|deprecating|ditched|ditching|killed|killing|"
     r"ripped out|ripping out|got rid of|getting rid of|decommissioned|decommissioning|sunsetted|sunsetting)\s+"
-    r"(?P<thing>`[^`]+`|[\w.+/#@-]+)$",
+    r"(?P<thing>`[^`]+`|[\w.+/#@-]+)(?:\s+from\s+\S+(?:\s+\S+){0,5})?$",
     _I,
 )
+# A bare value continuing a list of removals: "Removed `a`, `b`, the `c` flag from the build".
+_LISTED_VALUE = re.compile(r"^(?:the\s+)?(?P<thing>`[^`]+`)(?:\s+\w+){0,2}(?:\s+from\s+\S+(?:\s+\S+){0,5})?$", _I)
 # Where one part of a clause ends and another begins: ", ", "; ", " and ", " but ", " so ".
 _PART_SPLIT = re.compile(r"(,\s+(?:and\s+|but\s+|so\s+)?|;\s+|\s+(?:and|but|so)\s+)", _I)
 _SUBJECT_FILLER = frozenset("the a an our old previous former legacy whole entire".split())
@@ -263,13 +283,16 @@ def without_retired_parts(text: str) -> tuple[str, tuple[str, ...]]:
     parts, joins = pieces[0::2], pieces[1::2]
     kept: list[str] = []
     gone: list[str] = []
+    listing = False
     for i, part in enumerate(parts):
-        m = _RETIRED_PART.match(show(part).strip())
+        said = re.sub(r"^\(?[a-z0-9]\)\s+", "", show(part).strip(), flags=_I)  # "(c) Removed ..."
+        m = _RETIRED_PART.match(said)
         values = _retired_values(m.group("subject")) if m and len(m.group("rest").split()) <= 4 else ()
         if not values:
-            # The verb first: "dropping quill", "we ripped out `libfoo`" (a name, said alone)
-            first = _REMOVAL_FIRST.match(show(part).strip())
+            # The verb first: "dropping quill", "we ripped out `libfoo`", "removed `x` from the deps"
+            first = _REMOVAL_FIRST.match(said) or (_LISTED_VALUE.match(said) if listing else None)
             values = _retired_values(first.group("thing")) if first else ()
+            listing = bool(values)
         if values:
             gone.extend(values)
         else:
@@ -298,6 +321,8 @@ def _value_shape(value: str) -> str:
     """The kind of a value, so that one subject keeps one value per kind ("backups time", "backups path")."""
     if value.startswith("`"):
         return "code"
+    if VERSION_VALUE.fullmatch(value):
+        return "version"  # the kind the version readings key by ("msrv version")
     if re.fullmatch(r"\d+(?:[.:]\d+)*[a-z%]*", value, _I):
         return "time" if ":" in value else "number"
     if "/" in value:

@@ -8,6 +8,7 @@ from actors.llm.rules import RulesClient
 from actors.llm.rules_extract import (
     _VALUE_SHAPE,
     _durable,
+    _value_shape,
     without_asides,
     without_old_values,
     without_retired_parts,
@@ -253,3 +254,48 @@ def test_a_move_off_one_store_onto_another_keeps_only_the_new_one_in_the_text() 
     text, old = without_old_values("we shifted the nightly dumps off nas-2 onto `s3://acme-dumps`")
     assert text == "we shifted the nightly dumps onto `s3://acme-dumps`" and old == ("nas-2",)
     assert without_old_values("we shifted the nightly dumps onto `s3://acme-dumps`")[1] == ()  # positive control
+
+
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+def test_a_version_value_gets_the_version_key_whatever_the_reading(profile: str) -> None:
+    kv = extract("the minimum zig is 0.11", profile=profile)
+    assert [(k, b) for _, k, b in kv] == [("minimum zig version", "0.11")]
+    # a reason after the value is no part of it
+    why = extract("the minimum zig is 0.12 because the allocator API changed", profile=profile)
+    assert [(k, b) for _, k, b in why] == [("minimum zig version", "0.12")]
+    # negative control: a value that is not a version keeps the plain key
+    assert [k for _, k, _ in extract("the minimum zig is `zig-nightly`", profile=profile)] == ["minimum zig"]
+
+
+def test_the_extractive_kind_of_a_version_is_version() -> None:
+    said = extract("the ingest workers use protocol 3.1 for uploads", profile="extractive")
+    assert [(k, b) for _, k, b in said] == [("ingest workers version", "3.1")]
+    # a count or a time of day keeps its own kind
+    assert [_value_shape(v) for v in ("3.1", "v2.0.1", "12", "02:30", "40gb")] == [
+        "version", "version", "number", "time", "number"]
+
+
+def test_a_comparison_is_no_attribute() -> None:
+    assert extract("the builds are way faster than drone now") == []
+    assert extract("the builds are slower than before") == []
+    assert [k for _, k, _ in extract("the build runner is `drone-7`")] == ["build runner"]  # positive control
+
+
+def test_a_move_off_a_place_with_no_destination_names_it_replaced() -> None:
+    assert without_old_values("we migrated the cron jobs off jenkins last spring") == (
+        "we migrated the cron jobs last spring", ("jenkins",))
+    # negative: "off" that is no move ("kick off") names nothing
+    assert without_old_values("kick off builds every night") == ("kick off builds every night", ())
+
+
+def test_a_closing_contrast_names_the_value_not_chosen() -> None:
+    assert without_old_values("logs go through vector, not fluentd") == ("logs go through vector", ("fluentd",))
+    assert without_old_values("the result is fine, not great") == ("the result is fine, not great", ())  # an evaluation
+
+
+def test_a_list_of_removed_things_retires_each() -> None:
+    assert without_retired_parts("Removed `libquux`, `third/quux`, the `quux` build flag from the Makefile") == (
+        "", ("libquux", "third/quux", "quux"))
+    assert without_retired_parts("(b) removed `old.cfg` from the repo") == ("", ("old.cfg",))
+    # negative: a removed common noun retires nothing
+    assert without_retired_parts("removed the TODO from the route") == ("removed the TODO from the route", ())
