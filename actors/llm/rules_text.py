@@ -46,11 +46,35 @@ def strip_memory_blocks(text: str) -> str:
     return _MEMORY_BLOCK.sub(" ", text)
 
 
+# A line of an environment file: ``NAME=value`` and nothing else.
+_ENV_LINE = re.compile(r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]*=\S*\s*$")
+
+
+def _pasted_env_lines(lines: list[str]) -> set[int]:
+    """Indexes of lines in runs of two or more ``NAME=value`` lines: a pasted environment file, like
+    a code block, shows values of wherever it came from, not statements."""
+    out: set[int] = set()
+    run: list[int] = []
+    for i, line in enumerate([*lines, ""]):
+        if _ENV_LINE.match(line):
+            run.append(i)
+            continue
+        if len(run) >= 2:
+            out.update(run)
+        run = []
+    return out
+
+
 def clean(text: str) -> str:
-    """Drop memory blocks, code fences and lines that look like code, traces or tool output."""
+    """Drop memory blocks, code fences and lines that look like code, traces, tool output or a pasted
+    environment file."""
     text = _FENCE.sub("\n", strip_memory_blocks(text))
     kept: list[str] = []
-    for line in text.splitlines():
+    lines = text.splitlines()
+    pasted = _pasted_env_lines(lines)
+    for i, line in enumerate(lines):
+        if i in pasted:
+            continue
         if not line.strip() or _NOISE_LINE.match(line):
             continue
         if line.startswith(("    ", "\t")):  # indented code

@@ -299,3 +299,12 @@ def test_a_list_of_removed_things_retires_each() -> None:
     assert without_retired_parts("(b) removed `old.cfg` from the repo") == ("", ("old.cfg",))
     # negative: a removed common noun retires nothing
     assert without_retired_parts("removed the TODO from the route") == ("removed the TODO from the route", ())
+
+
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+def test_a_pasted_environment_file_states_nothing(profile: str) -> None:
+    pasted = "for reference, the old box had:\nQUEUE_PORT=7070\nQUEUE_URL=amqp://mq-old:5672\n"
+    assert not any("7070" in t or "mq-old" in t for t, _, _ in extract(pasted, profile=profile))
+    # positive control: one assignment said in a sentence is a statement
+    said = extract("QUEUE_PORT=7071 on the new box", profile=profile) + extract("set QUEUE_PORT to 7071", profile=profile)
+    assert any(b == "7071" for _, _, b in said)
