@@ -101,6 +101,11 @@ def _durable(text: str, speaker: str) -> bool:
     return len(lead.group("body").split()) >= 3 and durable.is_durable(lead.group("body"), speaker)
 
 
+# An approximate quantity ("~13 h", "≈ 670 a year", "roughly 40 ms") is an estimate or a measurement,
+# not a setting: a clause stating one is reasoning about the project, not a fact to keep.
+_ESTIMATE = re.compile(r"(?:~|≈|\babout\s|\broughly\s|\bapprox(?:imately|\.)?\s|\baround\s)\s*\d", _I)
+
+
 def _extractive(c: Clause) -> Finding | None:
     """The speaker's own clause, when a learned model reads it as a durable statement.
 
@@ -124,7 +129,7 @@ def _extractive(c: Clause) -> Finding | None:
         # quill"): nothing to state, only values to retire. A removal is no statement the
         # durable-clause model has to vouch for.
         return Finding("", "", Kind.FACT, "", retires=old) if old else None
-    if len(words) < 3 or not _durable(c.text, c.speaker):
+    if len(words) < 3 or _ESTIMATE.search(text) or not _durable(c.text, c.speaker):
         return None
     if len(text.split()) < 3 or (gone and not _durable(text, c.speaker)):
         return None

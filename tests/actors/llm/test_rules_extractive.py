@@ -308,3 +308,11 @@ def test_a_pasted_environment_file_states_nothing(profile: str) -> None:
     # positive control: one assignment said in a sentence is a statement
     said = extract("QUEUE_PORT=7071 on the new box", profile=profile) + extract("set QUEUE_PORT to 7071", profile=profile)
     assert any(b == "7071" for _, _, b in said)
+
+
+def test_an_estimate_is_no_fact_to_keep() -> None:
+    for said in ["At one sync every 4 minutes that is one write every ~9 h per block",
+                 "the nightly export takes roughly 40 minutes on the big shard"]:
+        assert extract(said, "Noted.", profile="extractive") == [], said
+    # positive control: the exact setting, without an estimate, is kept
+    assert extract("the nightly export writes to s3://acme-exports/nightly", profile="extractive")
