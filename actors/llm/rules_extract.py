@@ -366,11 +366,6 @@ EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
 EXTRACTIVE = (*EXTRACTORS, _extractive)
-# A template reading of a clause the durable-clause model scores below this is dropped: a floor far
-# under the model's own threshold (durable_weights.json), so that only what reads as chatter, a
-# report or a request is lost. Chosen on development data (alpha, beta): 0.15 / 0.25 / 0.35 served
-# 26+13 / 27+13 / 26+11 gold values in the default profile with the same wrong count.
-PATTERN_MIN_DURABLE = 0.25
 # A clause longer than this is a paste (a log line, a minified blob), never one memory sentence.
 MAX_CLAUSE_CHARS = 400
 _BASE_SALIENCE = {Kind.DECISION: 0.65, Kind.PREFERENCE: 0.65, Kind.PROCEDURE: 0.6, Kind.FACT: 0.55, Kind.NOTE: 0.4}
@@ -388,14 +383,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
             continue
         text = mask_code(text, STARTS_EXE)
         clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed)
-        # What a template reads must still be a clause that states something: the learned model
-        # puts chatter, reports and requests ("the cluster queue is PACKED today", "the lab
-        # decided ... 5000") far below any statement; removals are judged by their own readings.
-        unlikely = durable.score(text, speaker) < PATTERN_MIN_DURABLE
         for extractor in extractors:
             finding = extractor(clause)
-            if finding is not None and unlikely and not finding.negated and extractor is not _extractive:
-                break
             if finding is not None and finding.belief and not occurs_whole(finding.belief, part):
                 continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
             if finding is not None:
