@@ -106,6 +106,10 @@ def _durable(text: str, speaker: str) -> bool:
 _ESTIMATE = re.compile(r"(?:~|≈|\babout\s|\broughly\s|\bapprox(?:imately|\.)?\s|\baround\s)\s*\d", _I)
 
 
+# A distinctive value called old, previous or former: "the old 3.38 V cutoff", "the previous `v2` API".
+_CALLED_OLD = re.compile(r"\b(?:old|previous|former)\s+(`[^`]+`|\d[\w.:/-]*|[\w-]+(?:[./:][\w-]+)+)", _I)
+
+
 def _extractive(c: Clause) -> Finding | None:
     """The speaker's own clause, when a learned model reads it as a durable statement.
 
@@ -120,6 +124,11 @@ def _extractive(c: Clause) -> Finding | None:
     words = c.text.split()
     if len(words) > 40 or "`code`" in c.text:
         return None
+    called_old = tuple(dict.fromkeys(m.group(1).strip("`") for m in _CALLED_OLD.finditer(c.text)))
+    if called_old:
+        # "so the old 3.38 V threshold was below brown-out": a value called old has been replaced;
+        # the clause explains the change, the memory to keep is the change itself.
+        return Finding("", "", Kind.FACT, "", retires=called_old)
     text, old = without_old_values(c.text)
     text = without_asides(text)
     text, gone = without_retired_parts(text)

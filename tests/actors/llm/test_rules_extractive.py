@@ -288,3 +288,13 @@ def test_an_estimate_is_no_fact_to_keep() -> None:
         assert extract(said, "Noted.", profile="extractive") == [], said
     # positive control: the exact setting, without an estimate, is kept
     assert extract("the nightly export job exports everything to s3://acme-exports/nightly", profile="extractive")
+
+
+def test_a_value_called_old_is_retired() -> None:
+    found = extract("so the old 2.9 V limit was already too low under load", profile="extractive")
+    assert found == [("No longer current: 2.9.", "", "2.9")]
+    # negative: an old thing with no distinctive value names nothing to retire
+    assert extract("the old dashboard is still up", profile="extractive") == []
+    # positive control: the same value without "old" is a statement, not a retirement
+    kept = extract("the brown-out limit is 2.9 V on every board", profile="extractive")
+    assert kept and not kept[0][0].startswith("No longer current")
