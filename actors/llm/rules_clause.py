@@ -43,7 +43,7 @@ class Finding:
 
 EXCLUDED_BEFORE = re.compile(
     r"(?:\bfrom|\bnot|\bno longer(?:\s+\w+)?|\binstead of|\brather than|\bwas|\bwere|"
-    r"\bpreviously|\bformerly|\bold|\bused to be|\bisn't|\baway from|\bover|\breplac\w*)"
+    r"\bpreviously|\bformerly|\bold|\bused to be|\bisn't|\baway from|\boff(?:\s+of)?|\bover|\breplac\w*)"
     r"\s+(?:the\s+)?(?:port\s+|on\s+|at\s+|localhost:|using\s+|use\s+)?$",
     _I,
 )

@@ -21,9 +21,10 @@ from collections.abc import Callable
 
 from actors.llm import durable
 from actors.llm.rules_choices import extract_choice, extract_removal, extract_switch
-from actors.llm.rules_clause import NOT_SUBJECTS, Clause, Finding, article_free, cap, np_words
+from actors.llm.rules_clause import EVALUATIVE, EXCLUDED_BEFORE, NOT_SUBJECTS, Clause, Finding, article_free, cap, np_words
 from actors.llm.rules_facts import (
     ENV_NAME,
+    VERSION_VALUE,
     extract_env,
     extract_host,
     extract_kv,
@@ -44,12 +45,14 @@ from actors.llm.rules_text import (
     CHANGE,
     STOPWORDS,
     MEMORY_TALK,
+    PROPOSAL,
     assistant_ok,
     clauses,
     drop_plan_lists,
     is_statement,
     mask_code,
     sentences,
+    split_trailing_requests,
     strip_fillers,
     strip_memory_blocks,
 )
@@ -78,16 +81,33 @@ _VALUE_SHAPE = re.compile(
     r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|(?<=\s)[A-Z][a-z]+[A-Z]\w*|(?<=\s)[A-Z][\w.+-]*[a-z][\w.+-]*|"
     r"\b[a-z][a-z0-9+.-]*://[^\s`'\")]+|(?<=\s)#[a-z][\w-]+"  # a URL with its scheme; a #channel
 )
-# What a person reports or feels, not what holds: "I fixed...", "thanks", "I think".
-_NOT_DURABLE = re.compile(
-    r"^(?:i|i'm|i've|i'll|i'd|you|you're|it|it's|this|that|that's|these|those|there|here|he|she|they|"
-    r"let's|lets|can|could|would|will|should|did|does|do|is|are|was|were|how|what|why|when|where|which|who|"
-    r"please|pls|just|maybe|probably|hopefully|apparently|looks|seems|sounds|thanks|thank|sorry)\b|"
-    r"\b(?:yesterday|today|tonight|this morning|right now|for now|at the moment|temporarily|for a sec|"
-    r"i think|i guess|not sure|no idea|failed|failing|broke|broken|crashed|error|exception|flaky|weird|"
-    r"annoying|hate|love|lol|wtf|ugh|again)\b",
-    _I,
-)
+# A lead-in that announces what follows ("update from the standup:", "heads up:"): a few words
+# with no value before a colon.
+_LEAD_IN = re.compile(r"^(?P<head>[^:`]{1,60}?):\s+(?P<body>\S.*)$", re.S)
+
+
+def _durable(text: str, speaker: str) -> bool:
+    """The learned durability of a clause, judged also without a lead-in before a colon.
+
+    "news from the planning call: we moved the queue to NATS at nats://mq:4222" states what
+    its second part states; the lead-in is kept in the memory's text, only the judgement
+    looks past it. A lead-in holding a value ("port: 8080") is part of the statement.
+    """
+    if durable.is_durable(text, speaker):
+        return True
+    lead = _LEAD_IN.match(text)
+    if lead is None or len(lead.group("head").split()) > 6 or _VALUE_SHAPE.search(" " + lead.group("head")):
+        return False
+    return len(lead.group("body").split()) >= 3 and durable.is_durable(lead.group("body"), speaker)
+
+
+# An approximate quantity ("~13 h", "≈ 670 a year", "roughly 40 ms") is an estimate or a measurement,
+# not a setting: a clause stating one is reasoning about the project, not a fact to keep.
+_ESTIMATE = re.compile(r"(?:~|≈|\babout\s|\broughly\s|\bapprox(?:imately|\.)?\s|\baround\s)\s*\d", _I)
+
+
+# A distinctive value called old, previous or former: "the old 3.38 V cutoff", "the previous `v2` API".
+_CALLED_OLD = re.compile(r"\b(?:old|previous|former)\s+(`[^`]+`|\d[\w.:/-]*|[\w-]+(?:[./:][\w-]+)+)", _I)
 
 
 def _extractive(c: Clause) -> Finding | None:
@@ -102,18 +122,30 @@ def _extractive(c: Clause) -> Finding | None:
     retires memories that still state it.
     """
     words = c.text.split()
-    if not 3 <= len(words) <= 40 or "`code`" in c.text or not durable.is_durable(c.text, c.speaker):
+    if len(words) > 40 or "`code`" in c.text:
         return None
+    called_old = tuple(dict.fromkeys(m.group(1).strip("`") for m in _CALLED_OLD.finditer(c.text)))
+    if called_old:
+        # "so the old 3.38 V threshold was below brown-out": a value called old has been replaced;
+        # the clause explains the change, the memory to keep is the change itself.
+        return Finding("", "", Kind.FACT, "", retires=called_old)
     text, old = without_old_values(c.text)
+    text = without_asides(text)
     text, gone = without_retired_parts(text)
     old = tuple(dict.fromkeys(old + gone))
     if not text:
-        # The clause only says things are gone ("zerolog is gone, and so is the old cron"):
-        # nothing to state, only values to retire.
+        # The clause only says things are gone ("zerolog is gone, and so is the old cron", "dropping
+        # quill"): nothing to state, only values to retire. A removal is no statement the
+        # durable-clause model has to vouch for.
         return Finding("", "", Kind.FACT, "", retires=old) if old else None
-    if len(text.split()) < 3 or (gone and not durable.is_durable(text, c.speaker)):
+    if len(words) < 3 or _ESTIMATE.search(text) or not _durable(c.text, c.speaker):
         return None
-    value = next((m for m in _VALUE_SHAPE.finditer(text) if m.group(0).strip("`") not in old), None)
+    if len(text.split()) < 3 or (gone and not _durable(text, c.speaker)):
+        return None
+    # The value the clause asserts: not one it names as replaced, nor one after "from", "off",
+    # "not", "instead of" (the source of a move, an old value).
+    value = next((m for m in _VALUE_SHAPE.finditer(text) if m.group(0).strip("`") not in old
+                  and not EXCLUDED_BEFORE.search(text[: m.start()])), None)
     key, belief = _subject_key(text, value.group(0)) if value else ("", "")
     if value and not belief:
         belief = normalize_belief(value.group(0).strip("`"))
@@ -125,8 +157,35 @@ def _extractive(c: Clause) -> Finding | None:
 _OLD_TOKEN = r"(?:`[^`]+`|[\w.:/@~+-]*\w)"
 _OLD_PAREN = re.compile(rf"\s*\((?:previously|formerly|was|were|used to be|replacing|replaces|not)\s+({_OLD_TOKEN})[^)]*\)", _I)
 _OLD_INSTEAD = re.compile(rf",?\s*\b(?:instead of|rather than|replacing|in place of|in favou?r of nothing but)\s+(?:the\s+)?({_OLD_TOKEN})", _I)
-_OLD_FROM_TO = re.compile(rf"\bfrom\s+(?:port\s+)?({_OLD_TOKEN})\s+(?:to|->|→)\s+", _I)
+# A contrast closing the clause: "defmt over RTT, not semihosting", "we stay with A, no B".
+_OLD_CONTRAST = re.compile(rf",\s*(?:not|no|never)\s+(?:the\s+|more\s+)?({_OLD_TOKEN})\s*(?=$|[,;.])", _I)
+_OLD_FROM_TO = re.compile(rf"\b(?:from|off|off of|away from)\s+(?:port\s+)?({_OLD_TOKEN})\s+(?P<to>to|onto|into|->|→)\s+", _I)
+# A move off a place with no destination said: "we migrated off Jenkins last spring".
+_OLD_MOVED_OFF = re.compile(
+    rf"\b(?:migrat|mov|switch|port|transition)\w*\s+(?:\w+\s+){{0,4}}?(?:off(?:\s+of)?|away from)\s+({_OLD_TOKEN})", _I)
 _OLD_ARROW = re.compile(rf"({_OLD_TOKEN})\s*(?:->|→|=>)\s*(?={_OLD_TOKEN})", _I)
+
+
+def _names_something(token: str) -> bool:
+    """Whether a token can be a replaced value: code, a value shape with a digit or an identifier
+    character, or a word of three letters or more that is not a stopword."""
+    if token.startswith("`"):
+        return True
+    if re.search(r"\d", token):
+        return True
+    if re.search(r"[./:_@#-]", token):
+        return len(token) >= 2
+    return len(token) >= 3 and token.lower() not in STOPWORDS | NOT_SUBJECTS | _SUBJECT_FILLER
+
+
+def _cut_moved_off(old: list[str]) -> Callable[[re.Match[str]], str]:
+    """ "migrated off Jenkins" -> "migrated", naming Jenkins as replaced (a name only)."""
+    def sub(m: re.Match[str]) -> str:
+        if not _names_something(m.group(1)):
+            return m.group(0)
+        old.append(m.group(1).strip("`"))
+        return re.sub(r"\s+(?:off(?:\s+of)?|away from)\s*$", "", m.group(0)[: m.start(1) - m.start(0)])
+    return sub
 
 
 def without_old_values(text: str) -> tuple[str, tuple[str, ...]]:
@@ -139,38 +198,37 @@ def without_old_values(text: str) -> tuple[str, tuple[str, ...]]:
     def cut(keep: str) -> Callable[[re.Match[str]], str]:
         def sub(m: re.Match[str]) -> str:
             value = m.group(1).strip("`")
+            if not _names_something(m.group(1)):
+                return m.group(0)  # "~13 h -> ~670": a unit or a stopword is no replaced value
             if _VALUE_SHAPE.fullmatch(m.group(1)) or m.group(1).startswith("`") or len(value.split()) == 1:
                 old.append(value)
-                return keep
+                # "off X onto Y" keeps its "onto"; an arrow becomes "to"
+                to = (m.groupdict().get("to") or "").lower()
+                return f"{to} " if keep and to in {"to", "onto", "into"} else keep
             return m.group(0)
         return sub
 
     out = _OLD_PAREN.sub(cut(""), text)
     out = _OLD_FROM_TO.sub(cut("to "), out)
     out = _OLD_ARROW.sub(cut(""), out)
+    out = _OLD_MOVED_OFF.sub(_cut_moved_off(old), out)
     out = _OLD_INSTEAD.sub(cut(""), out)
+    out = _OLD_CONTRAST.sub(lambda m: m.group(0) if m.group(1).lower() in EVALUATIVE else cut("")(m), out)
     out = re.sub(r"\s{2,}", " ", out).strip(" ,;")
     return out, tuple(dict.fromkeys(v for v in old if v and not occurs_whole(v, out)))
 
 
-# A state or a habit in the present (or a change to a new state), after a subject: "X is / lives
-# in / runs on / uses / goes to / moved to Y", "we deploy to Y". Past events ("took", "ran",
-# "approved") and instructions are not stated facts.
-_STATING_VERB = re.compile(
-    r"^(?:(?:we|[\w.+/-]+(?:\s+[\w.+/-]+){0,3}?)\s+(?:now\s+|still\s+|always\s+|usually\s+|only\s+|also\s+)?)"
-    r"(?:is|are|lives?|runs?|sits?|uses?|goes|go|points?|listens?|writes?|reads?|stores?|keeps?|expires?|"
-    r"rotates?|belongs?|owns?|deploys?|publish(?:es)?|ships?|builds?|serves?|talks?|connects?|defaults|"
-    r"requires?|must|should|never|lands?|happens?|starts?|moved to|switched to|migrated to|"
-    r"changed to|got moved to|has moved to|"
-    r"(?:is|are|was|were|got|gets|has been|have been|should be|must be)\s+[a-z]+(?:ed|en)\s+(?:to|in|into|on|at|by|under))\b",
-    _I,
-)
-# A measurement or a result, not a setting: a number with a unit of time or a count of results.
-_MEASURED = re.compile(
-    r"\b\d+(?:\.\d+)?\s*(?:ms|milliseconds?|secs?|seconds?|minutes?|mins?|%|percent|users|passed|failed|"
-    r"skipped|tests|lines|requests|errors|rps|qps)\b|\b(?:p\d\d|takes|took)\b",
-    _I,
-)
+# An aside in parentheses that is a clause of its own ("(something else grabbed 5432 on the dev
+# boxes)", "(london, most of the ops people are there)"): it gives a reason or a side fact, often
+# with other values, and is no part of what the clause states. A short one ("(corp/tap)",
+# "(per GPU)") names or qualifies the value and stays.
+_ASIDE = re.compile(r"\s*\((?:[^()`]|`[^`]*`)*\)")
+
+
+def without_asides(text: str) -> str:
+    """The clause without its parenthesised asides of four words or more."""
+    out = _ASIDE.sub(lambda m: "" if len(m.group(0).strip(" ()").split()) >= 4 else m.group(0), text)
+    return re.sub(r"\s{2,}", " ", out).strip(" ,;")
 
 
 # A part of a clause that says its subject is no longer there: "#silt-alerts got archived",
@@ -184,6 +242,18 @@ _RETIRED_PART = re.compile(
     r"(?P<rest>[^,;]*)$",
     _I,
 )
+# The same with the verb first: "(we) dropped / are dropping / ripped out / got rid of X", X a name
+# and the whole part. The verbs are the removal verbs above; a negation before them ("don't
+# drop X") is no removal.
+_REMOVAL_FIRST = re.compile(
+    r"^(?:(?:we|i|we've|we're|we are|we have|i've|i'm)\s+)?(?:just\s+|finally\s+|now\s+)?"
+    r"(?:dropped|dropping|removed|removing|retired|retiring|deprecated|deprecating|ditched|ditching|killed|killing|"
+    r"ripped out|ripping out|got rid of|getting rid of|decommissioned|decommissioning|sunsetted|sunsetting)\s+"
+    r"(?P<thing>`[^`]+`|[\w.+/#@-]+)(?:\s+from\s+\S+(?:\s+\S+){0,5})?$",
+    _I,
+)
+# A bare value continuing a list of removals: "Removed `a`, `b`, the `c` flag from the build".
+_LISTED_VALUE = re.compile(r"^(?:the\s+)?(?P<thing>`[^`]+`)(?:\s+\w+){0,2}(?:\s+from\s+\S+(?:\s+\S+){0,5})?$", _I)
 # Where one part of a clause ends and another begins: ", ", "; ", " and ", " but ", " so ".
 _PART_SPLIT = re.compile(r"(,\s+(?:and\s+|but\s+|so\s+)?|;\s+|\s+(?:and|but|so)\s+)", _I)
 _SUBJECT_FILLER = frozenset("the a an our old previous former legacy whole entire".split())
@@ -195,7 +265,10 @@ def _retired_values(subject: str) -> tuple[str, ...]:
     shaped = [m.group(0).strip("`") for m in _VALUE_SHAPE.finditer(padded)
               if m.group(0).lower() not in NOT_SUBJECTS | _SUBJECT_FILLER | STOPWORDS]
     if shaped:
-        return tuple(shaped)
+        # A module path names its package by its last part: removing `github.com/acme/quill`
+        # removes quill.
+        tails = [v.rstrip("/").rsplit("/", 1)[-1] for v in shaped if re.fullmatch(r"[\w-]+(?:\.[\w-]+)+(?:/[\w.-]+)+/?", v)]
+        return tuple(dict.fromkeys(shaped + [t for t in tails if len(t) >= 4 and not t[:1].isdigit()]))
     # A bare one-word subject is a name ("zerolog is gone"); with an article it is a common noun
     # ("the old dashboard is gone"), which names nothing distinctive enough to retire.
     words = re.findall(r"[\w.+/-]+", subject)
@@ -224,9 +297,16 @@ def without_retired_parts(text: str) -> tuple[str, tuple[str, ...]]:
     parts, joins = pieces[0::2], pieces[1::2]
     kept: list[str] = []
     gone: list[str] = []
+    listing = False
     for i, part in enumerate(parts):
-        m = _RETIRED_PART.match(show(part).strip())
+        said = re.sub(r"^\(?[a-z0-9]\)\s+", "", show(part).strip(), flags=_I)  # "(c) Removed ..."
+        m = _RETIRED_PART.match(said)
         values = _retired_values(m.group("subject")) if m and len(m.group("rest").split()) <= 4 else ()
+        if not values:
+            # The verb first: "dropping quill", "we ripped out `libfoo`", "removed `x` from the deps"
+            first = _REMOVAL_FIRST.match(said) or (_LISTED_VALUE.match(said) if listing else None)
+            values = _retired_values(first.group("thing")) if first else ()
+            listing = bool(values)
         if values:
             gone.extend(values)
         else:
@@ -255,6 +335,8 @@ def _value_shape(value: str) -> str:
     """The kind of a value, so that one subject keeps one value per kind ("backups time", "backups path")."""
     if value.startswith("`"):
         return "code"
+    if VERSION_VALUE.fullmatch(value):
+        return "version"  # the kind the version readings key by ("msrv version")
     if re.fullmatch(r"\d+(?:[.:]\d+)*[a-z%]*", value, _I):
         return "time" if ":" in value else "number"
     if "/" in value:
@@ -304,8 +386,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         if len(part) > MAX_CLAUSE_CHARS:
             continue  # no memory is a 400-character clause; and patterns stay linear in the turn's size
         text, changed, remember = strip_fillers(part)
-        if not text or MEMORY_TALK.search(text) or not is_statement(text, changed):
-            continue
+        if not text or MEMORY_TALK.search(text) or not is_statement(text, changed) or PROPOSAL.search(text):
+            continue  # a question, a plan, a hypothesis or a reported proposal states nothing
         if speaker == "assistant" and not assistant_ok(text):
             continue
         text = mask_code(text, STARTS_EXE)
@@ -419,7 +501,7 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     secret_turn = bool(credentials)
     user = confirmed_requests(unwrap(unit.user), unit.assistant)
     for speaker, body in (("user", user), ("assistant", drop_plan_lists(unit.assistant))):
-        for sentence in statements(sentences(unwrap(body))):  # never a question or request (issue 13)
+        for sentence in statements(split_trailing_requests(sentences(unwrap(body)))):  # never a question or request (issue 13)
             if MEMORY_TALK.search(sentence):
                 continue
             found = _findings(sentence, speaker, extractors)

@@ -443,6 +443,10 @@ _NOT_VALUE_START = frozenset(
 _HOSTNAME = re.compile(r"`?[a-z][\w-]*(?:\.[\w-]+)*\.(?:internal|local|com|net|org|io|dev|app|cloud|lan)`?", _I)
 
 
+# A value that is a version number and nothing else: "1.79", "v2.3.1", "3.12".
+VERSION_VALUE = re.compile(r"`?v?\d+\.\d+(?:\.\d+)*`?", _I)
+
+
 def _is_valuey(value: str) -> bool:
     return bool(re.search(r"[\d`/._:@]|[a-z][A-Z]", value)) or bool(TECH_PATTERN.search(value))
 
@@ -458,6 +462,8 @@ def extract_kv(c: Clause) -> Finding | None:
     value = re.sub(r"\s+now$", "", value, flags=_I)
     # "prod.example.com, it is two VMs": the value ends before a new clause
     value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
+    # "1.75 because half the team is on old toolchains": a reason is no part of the value
+    value = re.split(r"\s+(?=(?:because|since|so that|as long as)\s)", value, maxsplit=1)[0]
     subject = lower_first(article_free(subject))
     words = subject.lower().split()
     if not words or words[0] in NOT_SUBJECTS or len(words) > 5 or not value:
@@ -475,8 +481,14 @@ def extract_kv(c: Clause) -> Finding | None:
         return None
     if words[-1] not in _ATTRIBUTE_HEADS and (MEASURE.match(value_words[0]) or "," in value):
         return None  # "the search page is 300ms", "one check is flaky, test_x": observations
+    if re.search(r"\b\w+er than\b|\b(?:more|less|much|way)\s+\w+\s+than\b", value, _I):
+        return None  # "the builds are way faster than before": a comparison is an evaluation
     if words[-1] not in _ATTRIBUTE_HEADS and _HOSTNAME.fullmatch(value):
         subject = f"{subject} host"  # "prod is prod.example.com": the prod host
+        words = subject.lower().split()
+    elif words[-1] != "version" and VERSION_VALUE.fullmatch(value):
+        # "the msrv is 1.79": a version, keyed as the version readings key it ("msrv version")
+        subject = f"{subject} version"
         words = subject.lower().split()
     key = normalize_key(subject)
     key = _KEY_ALIASES.get(key, key)

@@ -46,11 +46,35 @@ def strip_memory_blocks(text: str) -> str:
     return _MEMORY_BLOCK.sub(" ", text)
 
 
+# A line of an environment file: ``NAME=value`` and nothing else.
+_ENV_LINE = re.compile(r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]*=\S*\s*$")
+
+
+def _pasted_env_lines(lines: list[str]) -> set[int]:
+    """Indexes of lines in runs of two or more ``NAME=value`` lines: a pasted environment file, like
+    a code block, shows values of wherever it came from, not statements."""
+    out: set[int] = set()
+    run: list[int] = []
+    for i, line in enumerate([*lines, ""]):
+        if _ENV_LINE.match(line):
+            run.append(i)
+            continue
+        if len(run) >= 2:
+            out.update(run)
+        run = []
+    return out
+
+
 def clean(text: str) -> str:
-    """Drop memory blocks, code fences and lines that look like code, traces or tool output."""
+    """Drop memory blocks, code fences and lines that look like code, traces, tool output or a pasted
+    environment file."""
     text = _FENCE.sub("\n", strip_memory_blocks(text))
     kept: list[str] = []
-    for line in text.splitlines():
+    lines = text.splitlines()
+    pasted = _pasted_env_lines(lines)
+    for i, line in enumerate(lines):
+        if i in pasted:
+            continue
         if not line.strip() or _NOISE_LINE.match(line):
             continue
         if line.startswith(("    ", "\t")):  # indented code
@@ -79,6 +103,40 @@ def sentences(text: str) -> list[str]:
         if part:
             out.append(part)
     return out
+
+
+# A request that closes a sentence after a statement: "we moved to X at URL — can you update
+# the config?". Clause structure, not vocabulary: a separator, then a modal addressed to "you".
+_TRAILING_REQUEST = re.compile(
+    r"\s*(?:—|–|\s-|,|;|:)\s+(?=(?:(?:so|and|then|also|now)\s+)?(?:can|could|would|will)\s+you\b)", re.I)
+
+
+def split_trailing_requests(sentences_: list[str]) -> list[str]:
+    """Each sentence with a closing request split off, so that the statement before it is judged alone.
+
+    "the lab moved to MLflow at http://ml:5000 — can you swap the logging over?" gives
+    ["the lab moved to MLflow at http://ml:5000.", "can you swap the logging over?"]: the
+    statement holds, the request is a question and states nothing. A request with no
+    statement before it (fewer than three words) stays as it was.
+    """
+    out: list[str] = []
+    for sentence in sentences_:
+        match = _TRAILING_REQUEST.search(sentence)
+        head = sentence[: match.start()].strip() if match else ""
+        if match is None or len(head.split()) < 3 or "`" in sentence[match.start():match.end()]:
+            out.append(sentence)
+            continue
+        out.append(head.rstrip(".!") + ".")
+        out.append(sentence[match.end():].strip())
+    return out
+
+
+# A clause that reports a proposal, not what holds: "Dana floated moving sessions to Memcached",
+# "someone suggested X". English verbs of proposing (a closed class, like the verbs of ending);
+# whether it was accepted is said by a later statement, which is read on its own.
+PROPOSAL = re.compile(
+    r"\b(?:floated|floats|floating|suggested|suggests|suggesting|proposed|proposes|proposing|pitched|pitches|"
+    r"pitching|brought up|brings up|raised the idea|toyed with|toying with|wants us to|wanted us to)\b", re.I)
 
 
 def clauses(sentence: str) -> list[str]:

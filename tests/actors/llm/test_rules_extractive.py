@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from actors.llm.rules import RulesClient
-from actors.llm.rules_extract import _VALUE_SHAPE, without_old_values, without_retired_parts
+from actors.llm.rules_extract import (
+    _VALUE_SHAPE,
+    _durable,
+    _value_shape,
+    without_asides,
+    without_old_values,
+    without_retired_parts,
+)
+from actors.llm.rules_text import split_trailing_requests
 from engine.models import Unit
 
 
@@ -142,3 +150,151 @@ def test_a_clause_with_a_new_value_and_a_retired_one_keeps_the_new_and_retires_t
     assert [c.belief for c in found if c.negated] == ["sentry.corp.lan"]
     kept = [c.text for c in found if not c.negated]
     assert kept and all("sentry" not in t for t in kept) and any("glitchtip.corp.lan" in t for t in kept)
+
+
+# ---------------------------------------------------------------- issue 11, session 4 (W11x)
+
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+def test_a_statement_before_a_closing_request_is_read_alone(profile: str) -> None:
+    said = "heads up, the billing team moved the ledger db to ledger-2.corp.example — could you fix the seed script?"
+    found = extract(said, "Sure, on it.", profile=profile)
+    assert any("ledger-2.corp.example" in text for text, _, _ in found)
+    # negative: the request alone states nothing
+    assert extract("could you fix the seed script?", "Sure, on it.", profile=profile) == []
+
+
+def test_split_trailing_requests_needs_a_statement_before_the_request() -> None:
+    assert split_trailing_requests(["ok, can you rerun it?"]) == ["ok, can you rerun it?"]
+    assert split_trailing_requests(["the cache now lives on mc-3.lan, can you update the docs?"]) == [
+        "the cache now lives on mc-3.lan.", "can you update the docs?"]
+    assert split_trailing_requests(["the cache now lives on mc-3.lan"]) == ["the cache now lives on mc-3.lan"]
+
+
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+@pytest.mark.parametrize("said", ["Dana floated moving the job queue to RabbitMQ", "priya suggested pnpm for the monorepo",
+                                  "someone proposed pinning node to 22.4 on the build agents"])
+def test_a_reported_proposal_yields_no_memory(said: str, profile: str) -> None:
+    assert extract(said, profile=profile) == []
+
+
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+def test_an_accepted_choice_is_kept_where_a_proposal_is_not(profile: str) -> None:
+    # positive controls of the test above: the same values stated as what holds
+    assert ("package manager", "pnpm") in [(k, b) for _, k, b in extract("we use pnpm for the monorepo", profile=profile)]
+    assert any("rabbitmq" in b for _, _, b in extract("the job queue moved to RabbitMQ", profile=profile))
+
+
+def test_a_unit_or_a_stopword_is_no_replaced_value() -> None:
+    text, old = without_old_values("one flush every ~9 h -> ~800 flushes a year per sector")
+    assert old == () and "9 h" in text
+    assert without_old_values("the worker pool goes from 4 -> 8")[1] == ("4",)  # positive control
+
+
+def test_asides_in_parentheses_are_cut_only_when_they_are_clauses() -> None:
+    assert without_asides("the broker listens on 5673 (the old one still holds 5672 on the shared box)") == (
+        "the broker listens on 5673")
+    assert without_asides("release notes go to the wiki (team/releases)") == "release notes go to the wiki (team/releases)"
+
+
+def test_an_aside_with_another_value_never_reaches_the_memory() -> None:
+    found = extract("the broker listens on 5673 (the old one still holds 5672 on the shared box)", profile="extractive")
+    assert found and not any("5672" in text for text, _, _ in found)
+    assert any("5673" in text or b == "5673" for text, _, b in found)
+
+
+def test_a_removed_module_path_retires_its_package_name() -> None:
+    text, gone = without_retired_parts("`gitlab.com/acme/quill` is removed from the lockfile")
+    assert "gitlab.com/acme/quill" in gone and "quill" in gone
+    assert without_retired_parts("`quill` is removed from the lockfile")[1] == ("quill",)  # no path, no tail
+    assert without_retired_parts("`src/app` is removed")[1] == ("src/app",)  # a local path is no module
+
+
+def test_the_place_a_thing_moved_off_is_not_its_value() -> None:
+    found = extract("we moved the build artifacts off Artifactory onto the new bucket `gs://acme-artifacts`",
+                    profile="extractive")
+    stated = [(t, b) for t, _, b in found if not t.startswith("No longer current")]
+    assert stated == [("We moved the build artifacts onto the new bucket `gs://acme-artifacts`.", "gs://acme-artifacts")]
+    # the place it moved off is retired
+    assert [b for t, _, b in found if t.startswith("No longer current")] == ["artifactory"]
+    # positive control: the same store named as the destination is the value
+    assert any(b == "artifactory" for _, _, b in extract("we moved the build artifacts onto Artifactory",
+                                                         profile="extractive"))
+
+
+def test_a_lead_in_before_a_colon_does_not_hide_a_durable_statement() -> None:
+    body = "the staging cluster now runs in eu-west-3 with three nodes"
+    lead = "notes from the infra sync: " + body
+    assert _durable(body, "user") and _durable(lead, "user")
+    assert not _durable("notes from the infra sync: can we talk later", "user")  # negative control
+
+
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+def test_a_version_value_gets_the_version_key_whatever_the_reading(profile: str) -> None:
+    kv = extract("the minimum zig is 0.11", profile=profile)
+    assert [(k, b) for _, k, b in kv] == [("minimum zig version", "0.11")]
+    # a reason after the value is no part of it
+    why = extract("the minimum zig is 0.12 because the allocator API changed", profile=profile)
+    assert [(k, b) for _, k, b in why] == [("minimum zig version", "0.12")]
+    # negative control: a value that is not a version keeps the plain key
+    assert [k for _, k, _ in extract("the minimum zig is `zig-nightly`", profile=profile)] == ["minimum zig"]
+
+
+def test_the_extractive_kind_of_a_version_is_version() -> None:
+    said = extract("the ingest workers use protocol 3.1 for uploads", profile="extractive")
+    assert [(k, b) for _, k, b in said] == [("ingest workers version", "3.1")]
+    # a count or a time of day keeps its own kind
+    assert [_value_shape(v) for v in ("3.1", "v2.0.1", "12", "02:30", "40gb")] == [
+        "version", "version", "number", "time", "number"]
+
+
+def test_a_comparison_is_no_attribute() -> None:
+    assert extract("the builds are way faster than drone now") == []
+    assert extract("the builds are slower than before") == []
+    assert [k for _, k, _ in extract("the build runner is `drone-7`")] == ["build runner"]  # positive control
+
+
+def test_a_move_off_a_place_with_no_destination_names_it_replaced() -> None:
+    assert without_old_values("we migrated the cron jobs off jenkins last spring") == (
+        "we migrated the cron jobs last spring", ("jenkins",))
+    # negative: "off" that is no move ("kick off") names nothing
+    assert without_old_values("kick off builds every night") == ("kick off builds every night", ())
+
+
+def test_a_closing_contrast_names_the_value_not_chosen() -> None:
+    assert without_old_values("logs go through vector, not fluentd") == ("logs go through vector", ("fluentd",))
+    assert without_old_values("the result is fine, not great") == ("the result is fine, not great", ())  # an evaluation
+
+
+def test_a_list_of_removed_things_retires_each() -> None:
+    assert without_retired_parts("Removed `libquux`, `third/quux`, the `quux` build flag from the Makefile") == (
+        "", ("libquux", "third/quux", "quux"))
+    assert without_retired_parts("(b) removed `old.cfg` from the repo") == ("", ("old.cfg",))
+    # negative: a removed common noun retires nothing
+    assert without_retired_parts("removed the TODO from the route") == ("removed the TODO from the route", ())
+
+
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+def test_a_pasted_environment_file_states_nothing(profile: str) -> None:
+    pasted = "for reference, the old box had:\nQUEUE_PORT=7070\nQUEUE_URL=amqp://mq-old:5672\n"
+    assert not any("7070" in t or "mq-old" in t for t, _, _ in extract(pasted, profile=profile))
+    # positive control: one assignment said in a sentence is a statement
+    said = extract("QUEUE_PORT=7071 on the new box", profile=profile) + extract("set QUEUE_PORT to 7071", profile=profile)
+    assert any(b == "7071" for _, _, b in said)
+
+
+def test_an_estimate_is_no_fact_to_keep() -> None:
+    for said in ["At one sync every 4 minutes that is one write every ~9 h per block",
+                 "the nightly export takes roughly 40 minutes on the big shard"]:
+        assert extract(said, "Noted.", profile="extractive") == [], said
+    # positive control: the exact setting, without an estimate, is kept
+    assert extract("the nightly export job exports everything to s3://acme-exports/nightly", profile="extractive")
+
+
+def test_a_value_called_old_is_retired() -> None:
+    found = extract("so the old 2.9 V limit was already too low under load", profile="extractive")
+    assert found == [("No longer current: 2.9.", "", "2.9")]
+    # negative: an old thing with no distinctive value names nothing to retire
+    assert extract("the old dashboard is still up", profile="extractive") == []
+    # positive control: the same value without "old" is a statement, not a retirement
+    kept = extract("the brown-out limit is 2.9 V on every board", profile="extractive")
+    assert kept and not kept[0][0].startswith("No longer current")
