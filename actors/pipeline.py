@@ -24,7 +24,7 @@ from actors.ref import Pending, Ref
 from actors.store.log_store import LogHit
 from actors.store.memory_store import AuditRecord
 from actors.wire import (
-    ForgetRequest, ForgetResult, IngestReport, MemoryDetail, OpenConflict, RecallRequest, RecallResult, RememberRequest,
+    ForgetRequest, ForgetResult, IngestJob, IngestOutcome, IngestReport, MemoryDetail, OpenConflict, RecallRequest, RecallResult, RememberRequest,
     RepairRecord, ReviewItem, Stats,
 )
 from engine.errors import ActorDied, DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
@@ -207,24 +207,40 @@ class Pipeline:
                 log.defer(job.id, self._resume_ms(), f"embed: {exc}", token)
                 self.deferred += 1
             return done, failed
-        offset = 0
-        for job, units, ex in sorted(extracted, key=lambda w: min((u.turn for u in w[1]), default=0)):
-            n = len(ex.candidates)
-            vecs = vectors[offset:offset + n] if vectors is not None and n else None
-            offset += n
-            try:
-                report: IngestReport = engine.ingest(job.key, list(ex.candidates), vecs, len(units))
-                log.complete(job.id, token)
-                done += 1
-                if outcomes is not None:
-                    for k, v in report.outcomes.items():
-                        outcomes[k] = outcomes.get(k, 0) + v
-            except ActorDied as exc:  # the engine restarts; the ingest receipt makes a retry exactly-once
-                log.defer(job.id, 0, f"ingest: {exc}", token)
+        ordered = sorted(range(len(extracted)), key=lambda i: min((u.turn for u in extracted[i][1]), default=0))
+        starts = np.cumsum([0] + [len(ex.candidates) for _, _, ex in extracted])
+        jobs = [IngestJob(receipt=extracted[i][0].key, candidates=extracted[i][2].candidates, units=len(extracted[i][1]))
+                for i in ordered]
+        # The batch's vectors in ingest order (the embed call above took them in lease order).
+        vecs = (np.concatenate([vectors[starts[i]:starts[i + 1]] for i in ordered])
+                if vectors is not None and len(ordered) else None)
+        try:
+            # One engine call and one store transaction for the batch, in turn order (issue 12).
+            results: list[IngestOutcome] = engine.ingest_many(jobs, vecs) if jobs else []
+        except ActorDied as exc:  # the engine restarts; the ingest receipts make a retry exactly-once
+            for i in ordered:
+                log.defer(extracted[i][0].id, 0, f"ingest: {exc}", token)
                 self.deferred += 1
-            except DynmemError as exc:
-                log.fail(job.id, f"ingest: {exc}", token)
+            return done, failed
+        except DynmemError as exc:  # the batch's commit failed (a store error): every job of it failed
+            for i in ordered:
+                log.fail(extracted[i][0].id, f"ingest: {exc}", token)
                 failed += 1
+            return done, failed
+        ingested: list[int] = []
+        for i, res in zip(ordered, results):
+            job = extracted[i][0]
+            if res.report is None:
+                log.fail(job.id, f"ingest: {res.error}", token)
+                failed += 1
+                continue
+            ingested.append(job.id)
+            done += 1
+            if outcomes is not None:
+                for k, v in res.report.outcomes.items():
+                    outcomes[k] = outcomes.get(k, 0) + v
+        if ingested:
+            log.complete_many(ingested, token)  # one transaction for the batch's acks
         return done, failed
 
     def _extracted(self, fut: Pending[Extracted], units: list[Unit], scope: str, tries: int = 4) -> Extracted:
