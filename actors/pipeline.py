@@ -8,6 +8,7 @@ project's EngineActor in turn order; tensions are then judged by the Adjudicatio
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -108,22 +109,25 @@ class Pipeline:
         return d, f
 
     def pump_ahead(self, project: str, outcomes: dict[str, int] | None, ahead: Batch | None,
-                   lookahead: bool = True, batch: int | None = None) -> tuple[int, int, Batch | None]:
+                   lookahead: bool = True, batch: int | None = None,
+                   logging: threading.Event | None = None) -> tuple[int, int, Batch | None]:
         """Ingest one batch while the next one is being extracted; returns (done, failed, next batch).
 
         ``ahead`` is the batch a previous call started (its extractions in flight). With a
         latency-bound endpoint this keeps requests in flight while a batch is ingested, so
         throughput follows the requests in flight rather than their sum with the ingest time
-        (issue 12). Batches are ingested in lease order, and the units of each in turn order."""
+        (issue 12). Batches are ingested in lease order, and the units of each in turn order.
+
+        ``logging``: set once the turns being distilled are all in the log (see :meth:`drain`)."""
         log = self.rt.log(project)
         engine = self.rt.engine(project)
         started: list[Batch] = [ahead] if ahead is not None else []
         try:
-            current = ahead if ahead is not None else self._start_batch(project, log, batch)
+            current = ahead if ahead is not None else self._start_batch(project, log, batch, logging, wait=True)
             if current is None:
                 return 0, 0, None
             started = [current]
-            nxt = self._start_batch(project, log, batch) if lookahead else None
+            nxt = self._start_batch(project, log, batch, logging, wait=False) if lookahead else None
             if nxt is not None:
                 started.append(nxt)
             d, f = self._finish_batch(project, log, engine, current, outcomes)
@@ -150,13 +154,23 @@ class Pipeline:
         counts = log.job_counts()
         return int(counts.get("extract", {}).get("pending", 0))
 
-    def _start_batch(self, project: str, log: LogClient, batch: int | None = None) -> Batch | None:
-        """Lease a batch of extract jobs and send their units to the extraction pool (no wait)."""
+    def _start_batch(self, project: str, log: LogClient, batch: int | None = None,
+                     logging: threading.Event | None = None, wait: bool = True) -> Batch | None:
+        """Lease a batch of extract jobs and send their units to the extraction pool (no wait).
+
+        While ``logging`` is not set (turns are still being logged), only a full batch is leased:
+        the batches, and so the memories, are those of a drain that starts once all is logged. The
+        call waits for a full batch with ``wait``, else gives ``None`` at once (a lookahead)."""
         import json
 
+        size = batch or self.batch_jobs
+        while logging is not None and not logging.is_set() and self._pending_extracts(log) < size:
+            if not wait:
+                return None
+            logging.wait(0.02)
         token = self._token()
         # A retry of this call after the log actor died returns the same batch (same token).
-        jobs = log.lease(["extract"], batch or self.batch_jobs, self._lease_ms(), token)
+        jobs = log.lease(["extract"], size, self._lease_ms(), token)
         if not jobs:
             return None
         # The elastic pool follows the backlog: this batch plus what is still pending.
@@ -304,8 +318,14 @@ class Pipeline:
         live = (logc.get("extract", {}), logc.get("repair", {}), ecounts)
         return sum(c.get("pending", 0) + c.get("running", 0) for c in live)
 
-    def drain(self, project: str, progress: Callable[[int], None] | None = None, max_rounds: int = 100_000) -> DrainReport:
-        """Run every pending job of ``project`` to completion (or to its visible dead state)."""
+    def drain(self, project: str, progress: Callable[[int], None] | None = None, max_rounds: int = 100_000,
+              logging: threading.Event | None = None) -> DrainReport:
+        """Run every pending job of ``project`` to completion (or to its visible dead state).
+
+        ``logging``: turns of the project are still being logged by another thread until it is
+        set (a replay distils the first turns while it logs the rest); until then extract jobs are
+        leased in full batches only, and the drain does not end.
+        """
         import time
 
         done = failed = adjudicated = repaired = 0
@@ -313,14 +333,16 @@ class Pipeline:
         ahead: Batch | None = None  # the batch being extracted while the previous one is ingested
         for _ in range(max_rounds):
             try:
-                d, f, ahead = self.pump_ahead(project, outcomes, ahead)
+                d, f, ahead = self.pump_ahead(project, outcomes, ahead, logging=logging)
                 a = self.adjudicate(project)
-                r = self.repair(project) if d == 0 else 0  # repairs read the log as extracted so far
+                # repairs read the log as extracted so far: never while turns are still being logged
+                r = self.repair(project) if d == 0 and (logging is None or logging.is_set()) else 0
                 done, failed, adjudicated, repaired = done + d, failed + f, adjudicated + a, repaired + r
                 if progress and d:
                     progress(d)
                 if d == 0 and f == 0 and a == 0 and r == 0:
-                    if self.pending(project) == 0:
+                    logged = logging is None or logging.is_set()  # first: then pending counts every job logged
+                    if logged and self.pending(project) == 0:
                         break
                     time.sleep(0.05)  # a retry is backing off
             except ActorDied:
