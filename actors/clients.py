@@ -137,8 +137,9 @@ class EngineClient(ServiceClient[EngineService]):
                request_id: str = "", result: str = "") -> IngestReport:
         return self.ref.call(EngineService.ingest, receipt, candidates, vectors, units, request_id, result)
 
-    def ingest_many(self, jobs: Sequence[IngestJob], vectors: np.ndarray | None = None) -> list[IngestOutcome]:
-        return self.ref.call(EngineService.ingest_many, list(jobs), vectors)
+    def ingest_many(self, jobs: Sequence[IngestJob], vectors: np.ndarray | None = None,
+                    budget_s: float | None = None) -> list[IngestOutcome]:
+        return self.ref.call(EngineService.ingest_many, list(jobs), vectors, budget_s)
 
     def ingest_repair(self, receipt: str, candidates: Sequence[Candidate], report: str) -> dict[int, str]:
         return self.ref.call(EngineService.ingest_repair, receipt, candidates, report)

@@ -13,6 +13,7 @@ import gc
 import hashlib
 import json
 import re
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -245,7 +246,8 @@ class EngineService:
         assert outcome.report is not None  # keep_going=False raises the job's error instead
         return outcome.report
 
-    def ingest_many(self, jobs: Sequence[IngestJob], vectors: np.ndarray | None = None) -> list[IngestOutcome]:
+    def ingest_many(self, jobs: Sequence[IngestJob], vectors: np.ndarray | None = None,
+                    budget_s: float | None = None) -> list[IngestOutcome]:
         """Ingest a batch of extraction jobs in order, each exactly as :meth:`ingest` would, in ONE
         store transaction and one index call per job (issue 12: one commit and four to six round
         trips per job were most of a replay's time once the model calls overlapped).
@@ -253,17 +255,24 @@ class EngineService:
         ``vectors`` holds the candidates' vectors, job after job (None: embedded here). A job whose
         ingest fails with a :class:`DynmemError` gets that error in its outcome and leaves nothing
         behind; the jobs before it are kept and the ones after it go on.
+
+        With ``budget_s``, the call stops after the job that uses up that much time and commits:
+        the outcomes are then those of the first jobs only, and the caller sends the rest again.
+        A recall of this project waits for at most one such slice, not for a whole batch.
         """
-        return self._ingest_jobs(list(jobs), vectors, "", "", keep_going=True)
+        return self._ingest_jobs(list(jobs), vectors, "", "", keep_going=True, budget_s=budget_s)
 
     def _ingest_jobs(self, jobs: list[IngestJob], vectors: np.ndarray | None, request_id: str, result: str,
-                     keep_going: bool) -> list[IngestOutcome]:
+                     keep_going: bool, budget_s: float | None = None) -> list[IngestOutcome]:
+        deadline = time.monotonic() + budget_s if budget_s is not None else None
         out: list[IngestOutcome] = []
         staged: list[Step] = []
         seen: set[str] = set()
         offset = 0
         try:
             for job in jobs:
+                if deadline is not None and out and time.monotonic() >= deadline:
+                    break  # the rest in the caller's next call: a recall gets its turn meanwhile
                 n = len(job.candidates)
                 vecs = vectors[offset:offset + n] if vectors is not None and n else None
                 offset += n

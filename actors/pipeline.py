@@ -55,6 +55,11 @@ class DrainReport(BaseModel):
     outcomes: dict[str, int]
 
 
+#: How long one engine call of a batch's ingest may run before it commits and returns (the rest
+#: follows in the next call): a recall of the project being replayed waits for one slice at most.
+#: 50 ms: a few jobs on a loaded 2-core machine, one commit (fsync) per slice (issue 12).
+INGEST_SLICE_S = 0.05
+
 #: A leased batch of extract jobs: its lease token, and (job, its units, the pending extraction) each.
 Batch = tuple[str, list[tuple[Job, list[Unit], Pending[Extracted]]]]
 
@@ -228,19 +233,27 @@ class Pipeline:
         # The batch's vectors in ingest order (the embed call above took them in lease order).
         vecs = (np.concatenate([vectors[starts[i]:starts[i + 1]] for i in ordered])
                 if vectors is not None and len(ordered) else None)
+        results: list[IngestOutcome] = []
         try:
-            # One engine call and one store transaction for the batch, in turn order (issue 12).
-            results: list[IngestOutcome] = engine.ingest_many(jobs, vecs) if jobs else []
+            # A few engine calls and store transactions for the batch, in turn order (issue 12): each
+            # call ingests what fits in INGEST_SLICE_S, so that a recall waits for a slice at most.
+            while len(results) < len(jobs):
+                rest = jobs[len(results):]
+                done_cands = sum(len(j.candidates) for j in jobs[:len(results)])
+                part = engine.ingest_many(rest, vecs[done_cands:] if vecs is not None else None, INGEST_SLICE_S)
+                if not part:
+                    raise AssertionError("ingest_many returned no outcome")  # it always ingests one job
+                results.extend(part)
         except ActorDied as exc:  # the engine restarts; the ingest receipts make a retry exactly-once
-            for i in ordered:
+            for i in ordered[len(results):]:
                 log.defer(extracted[i][0].id, 0, f"ingest: {exc}", token)
                 self.deferred += 1
-            return done, failed
-        except DynmemError as exc:  # the batch's commit failed (a store error): every job of it failed
-            for i in ordered:
+            ordered = ordered[:len(results)]
+        except DynmemError as exc:  # a slice's commit failed (a store error): every job of it failed
+            for i in ordered[len(results):]:
                 log.fail(extracted[i][0].id, f"ingest: {exc}", token)
                 failed += 1
-            return done, failed
+            ordered = ordered[:len(results)]
         ingested: list[int] = []
         for i, res in zip(ordered, results):
             job = extracted[i][0]

@@ -63,6 +63,20 @@ class FakeEndpoint:
         except OSError:
             return 0
 
+    def prompts(self, skip: int = 0) -> list[int]:
+        """Characters of prompt (every message's content) of each chat request after the first ``skip`` requests."""
+        out: list[int] = []
+        try:
+            with self.record.open(encoding="utf-8") as fh:
+                for line in fh:
+                    if '"/v1/chat/completions"' not in line:
+                        continue
+                    body = json.loads(line).get("body") or {}
+                    out.append(sum(len(str(m.get("content", ""))) for m in body.get("messages", [])))
+        except OSError:
+            return []
+        return out[skip:]
+
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=30)
@@ -127,7 +141,9 @@ def replay_once(endpoint: FakeEndpoint, in_flight: int, turns: int, work: Path, 
     finally:
         rt.shutdown()
     requests = endpoint.requests() - before
-    return {"turns": rep.turns, "seconds": rep.seconds, "requests": requests, "dead_jobs": rep.dead_jobs}
+    chars = endpoint.prompts(before)
+    return {"turns": rep.turns, "seconds": rep.seconds, "requests": requests, "dead_jobs": rep.dead_jobs,
+            "prompt_chars_per_request": round(statistics.mean(chars)) if chars else 0}
 
 
 def warm_up(rt: Any, project: str) -> None:
@@ -178,6 +194,7 @@ def recall_under_replay(endpoint: FakeEndpoint, in_flight: int, turns: int, work
 
         sample(threading.Event(), [], 20)  # warm-up (model loaded, connections open), not counted
         idle: list[float] = []
+        load0 = os.getloadavg()[0]
         sample(threading.Event(), idle, 300)
         busy: list[float] = []
         stop = threading.Event()
@@ -196,7 +213,7 @@ def recall_under_replay(endpoint: FakeEndpoint, in_flight: int, turns: int, work
                 "p99": round(percentile(xs, 99), 1), "max": round(max(xs), 1)}
 
     return {"turns": rep.turns, "replay_seconds": round(replay_s, 1), "in_flight": in_flight, "idle": summary(idle),
-            "during_replay": summary(busy)}
+            "during_replay": summary(busy), "load_avg": [round(load0, 1), round(os.getloadavg()[0], 1)]}
 
 
 def start_ray(nodes: int) -> Any:
@@ -224,15 +241,25 @@ def render(doc: dict[str, Any], command: str) -> str:
              f"{doc['turns']} turns of the repeated shop-api history, the openai client against the scripted fake server "
              f"(every request answered after {doc['latency_ms']:.0f} ms, reply cache off), `{doc['embedder']}` embedder, "
              "the real Ray actor graph. Ideal = in flight / latency requests per second; efficiency = measured "
-             "requests/s over ideal. One run on a shared 2-core machine.", "",
-             "| in flight | workers x per worker | seconds | turns/s | requests | requests/s | ideal requests/s | efficiency |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "requests/s over ideal. The clock starts once the actors are up (embedder loaded, model clients "
+             "built, the project's log and engine started) and stops when every job is drained. One run; "
+             f"{os.cpu_count()} cores, load average (1 min) before and after each row.", "",
+             "| in flight | workers x per worker | seconds | turns/s | requests | requests/s | ideal requests/s | efficiency "
+             "| load avg |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in doc["rows"]:
         ideal = r["in_flight"] / lat
         rps = r["requests"] / r["seconds"]
         per = min(r["in_flight"], 4)
         lines.append(f"| {r['in_flight']} | {-(-r['in_flight'] // per)} x {per} | {r['seconds']:.1f} | "
-                     f"{r['turns'] / r['seconds']:.1f} | {r['requests']} | {rps:.1f} | {ideal:.1f} | {rps / ideal:.0%} |")
+                     f"{r['turns'] / r['seconds']:.1f} | {r['requests']} | {rps:.1f} | {ideal:.1f} | {rps / ideal:.0%} | "
+                     + ("-".join(f"{x:g}" for x in r["load_avg"]) if r.get("load_avg") else "") + " |")
+    chars = [r.get("prompt_chars_per_request", 0) for r in doc["rows"]]
+    if any(chars):
+        mean = round(statistics.mean(c for c in chars if c))
+        lines += ["", f"Prompt size (from the fake server's record of the requests): {mean:,} characters of messages "
+                  f"(system prompt, schema and the turn) per chat request on average, about {round(mean / 4):,} "
+                  "tokens at 4 characters per token."]
     rec = doc.get("recall")
     if rec:
         ratio = rec["during_replay"]["p99"] / rec["idle"]["p99"]
@@ -243,7 +270,9 @@ def render(doc: dict[str, Any], command: str) -> str:
         for phase in ("idle", "during_replay"):
             s = rec[phase]
             lines.append(f"| {phase.replace('_', ' ')} | {s['n']} | {s['p50']} | {s['p95']} | {s['p99']} | {s['max']} |")
-        lines += ["", f"p99 during replay / p99 idle = {ratio:.2f} (target <= 3)."]
+        load = rec.get("load_avg")
+        lines += ["", f"p99 during replay / p99 idle = {ratio:.2f} (target <= 3)"
+                  + (f"; load average {load[0]:g} before, {load[1]:g} after." if load else ".")]
     return "\n".join(lines) + "\n"
 
 
@@ -295,7 +324,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             rows = []
             for k in [int(x) for x in args.in_flight.split(",")]:
+                load0 = os.getloadavg()[0]
                 r = {"in_flight": k, **replay_once(endpoint, k, args.turns, work, args.embedder)}
+                r["load_avg"] = [round(load0, 1), round(os.getloadavg()[0], 1)]  # 1-minute load, before and after
                 rows.append(r)
                 print(json.dumps(r), flush=True)
             doc: dict[str, Any] = {"latency_ms": args.latency_ms, "turns": args.turns, "nodes": args.nodes,

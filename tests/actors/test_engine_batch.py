@@ -100,6 +100,22 @@ def test_a_batch_ingest_leaves_what_one_ingest_per_job_leaves(tmp_path: Path) ->
     assert _state(_engine(tmp_path / "many"))[:3] == before[:3]
 
 
+def test_a_batch_in_time_slices_leaves_what_one_call_leaves(tmp_path: Path) -> None:
+    jobs = _jobs()[:40]
+    whole, sliced = _engine(tmp_path / "whole"), _engine(tmp_path / "sliced")
+    assert all(o.report is not None for o in whole.ingest_many(jobs, _vectors(whole.index, jobs)))
+    vectors = _vectors(sliced.index, jobs)
+    done: list[Any] = []
+    calls = 0
+    while len(done) < len(jobs):
+        offset = sum(len(j.candidates) for j in jobs[:len(done)])
+        part = sliced.ingest_many(jobs[len(done):], vectors[offset:], budget_s=0.0)  # one job per call
+        assert len(part) == 1
+        done.extend(part)
+        calls += 1
+    assert calls == len(jobs) and _state(sliced) == _state(whole)
+
+
 def test_a_job_that_fails_in_a_batch_leaves_nothing_and_the_others_go_on(tmp_path: Path) -> None:
     jobs = [j for j in _jobs() if j.candidates][:6]
     marker = "zz-embedder-outage"
