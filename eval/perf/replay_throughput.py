@@ -137,12 +137,15 @@ def replay_once(endpoint: FakeEndpoint, in_flight: int, turns: int, work: Path, 
     rt = Runtime(work / f"data-{in_flight}-{time.time_ns()}", settings, use_ray=True)
     try:
         warm_up(rt, "shop-api")
+        # where the work ran: the data node holds the log and engine, the workers are spread
+        worker_nodes = sorted({rt.placement_of(w) for w in rt.extractors})
         rep = replay_file(Pipeline(rt), src)
     finally:
         rt.shutdown()
     requests = endpoint.requests() - before
     chars = endpoint.prompts(before)
     return {"turns": rep.turns, "seconds": rep.seconds, "requests": requests, "dead_jobs": rep.dead_jobs,
+            "worker_nodes": len(worker_nodes), "worker_nodes_off_data_node": sum(n != rt.data_node for n in worker_nodes),
             "prompt_chars_per_request": round(statistics.mean(chars)) if chars else 0}
 
 
@@ -254,6 +257,12 @@ def render(doc: dict[str, Any], command: str) -> str:
         lines.append(f"| {r['in_flight']} | {-(-r['in_flight'] // per)} x {per} | {r['seconds']:.1f} | "
                      f"{r['turns'] / r['seconds']:.1f} | {r['requests']} | {rps:.1f} | {ideal:.1f} | {rps / ideal:.0%} | "
                      + ("-".join(f"{x:g}" for x in r["load_avg"]) if r.get("load_avg") else "") + " |")
+    if doc["nodes"] > 1:
+        spread = [f"{r['in_flight']}: {r.get('worker_nodes', '?')} ({r.get('worker_nodes_off_data_node', '?')} not the data node)"
+                  for r in doc["rows"]]
+        lines += ["", "A head and two worker nodes of `ray.cluster_utils.Cluster` on this one machine (each a raylet "
+                  "of 1 CPU); the log and engine actors on the data node (the head), extraction workers spread. Nodes "
+                  "the extraction workers ran on, by in-flight setting: " + "; ".join(spread) + "."]
     chars = [r.get("prompt_chars_per_request", 0) for r in doc["rows"]]
     if any(chars):
         mean = round(statistics.mean(c for c in chars if c))
@@ -305,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--in-flight", default="1,2,4,8,16")
     ap.add_argument("--turns", type=int, default=400)
     ap.add_argument("--latency-ms", type=float, default=250.0)
-    ap.add_argument("--nodes", type=int, default=1)
+    ap.add_argument("--nodes", default="1", help="node counts, one report each: 1,3 runs one node, then a head and two worker nodes (the recall part runs on the first count only)")
     ap.add_argument("--embedder", default="hash", help="hash: the endpoint is the bottleneck measured (minilm: realistic)")
     ap.add_argument("--recall-turns", type=int, default=2000, help="0 skips the recall part")
     ap.add_argument("--recall-embedder", default="minilm")
@@ -315,12 +324,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = RESULTS if args.canonical else (Path(args.out) if args.out else None)
     command = "python -m eval.perf.replay_throughput " + " ".join(argv if argv is not None else sys.argv[1:])
+    for i, nodes in enumerate(int(x) for x in str(args.nodes).split(",")):
+        doc = run(args, nodes, recall=i == 0 and args.recall_turns > 0)
+        text = render(doc, command)
+        print(text)
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            stem = NAME if nodes <= 1 else f"{NAME}-{nodes}-nodes"
+            (out / f"{stem}.md").write_text(text, encoding="utf-8")
+            (out / f"{stem}.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+            plot(doc, out / f"{stem}.png")
+    return 0
+
+
+def run(args: argparse.Namespace, nodes: int, recall: bool) -> dict[str, Any]:
+    """Every in-flight setting on a fresh Ray of ``nodes`` nodes (and the recall part with ``recall``)."""
     import ray
 
     with tempfile.TemporaryDirectory(prefix="dynmem-tp-") as tmp:
         work = Path(tmp)
         endpoint = FakeEndpoint(args.latency_ms, work / "requests.jsonl")
-        cluster = start_ray(args.nodes)
+        cluster = start_ray(nodes)
         try:
             rows = []
             for k in [int(x) for x in args.in_flight.split(",")]:
@@ -329,9 +353,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 r["load_avg"] = [round(load0, 1), round(os.getloadavg()[0], 1)]  # 1-minute load, before and after
                 rows.append(r)
                 print(json.dumps(r), flush=True)
-            doc: dict[str, Any] = {"latency_ms": args.latency_ms, "turns": args.turns, "nodes": args.nodes,
+            doc: dict[str, Any] = {"latency_ms": args.latency_ms, "turns": args.turns, "nodes": nodes,
                                    "embedder": args.embedder, "rows": rows, "recall_every_ms": args.recall_every_ms}
-            if args.recall_turns > 0:
+            if recall:
                 doc["recall"] = recall_under_replay(endpoint, max(r["in_flight"] for r in rows), args.recall_turns, work,
                                                     args.recall_every_ms, args.recall_embedder)
                 print(json.dumps(doc["recall"]), flush=True)
@@ -340,15 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if cluster is not None:
                 cluster.shutdown()
             endpoint.stop()
-    text = render(doc, command)
-    print(text)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        stem = NAME if args.nodes <= 1 else f"{NAME}-{args.nodes}-nodes"
-        (out / f"{stem}.md").write_text(text, encoding="utf-8")
-        (out / f"{stem}.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
-        plot(doc, out / f"{stem}.png")
-    return 0
+    return doc
 
 
 if __name__ == "__main__":  # pragma: no cover
