@@ -3,7 +3,11 @@
 ``EngineService`` is the plain class (tests build it directly); ``launch.py`` wraps it
 with ``ray.remote``. Every change is one SQLite transaction holding the memories, their
 audit rows, tensions, jobs and a receipt (the effect transaction); only after the commit
-is the in-memory table updated and the vector index told.
+is the in-memory table updated and the vector index told. A batch of extraction jobs
+(:meth:`EngineService.ingest_many`) is one transaction for all of its jobs: each job is
+mirrored in the table and its index changes sent before the next job's shortlists (which
+must see them); if the batch fails, the table and the index entries it touched are read
+back from the store.
 """
 
 from __future__ import annotations

@@ -124,19 +124,34 @@ class Pipeline:
         (issue 12). Batches are ingested in lease order, and the units of each in turn order.
 
         ``logging``: set once the turns being distilled are all in the log (see :meth:`drain`)."""
+        d, f, queue = self.pump_queue(project, outcomes, [ahead] if ahead is not None else [],
+                                      1 if lookahead else 0, batch, logging)
+        return d, f, queue[0] if queue else None
+
+    def pump_queue(self, project: str, outcomes: dict[str, int] | None, queue: Sequence[Batch], depth: int,
+                   batch: int | None = None, logging: threading.Event | None = None) -> tuple[int, int, list[Batch]]:
+        """:meth:`pump_ahead` with ``depth`` batches kept in extraction while the oldest of ``queue``
+        is ingested; returns (done, failed, the batches still in extraction, oldest first).
+
+        The batches and their order are those of ``depth`` 1 (each lease takes the next jobs in
+        order), so the memories are too; a deeper queue keeps the request slots busy while an
+        ingest is slower than the extraction of one batch (a loaded data node)."""
         log = self.rt.log(project)
         engine = self.rt.engine(project)
-        started: list[Batch] = [ahead] if ahead is not None else []
+        started: list[Batch] = list(queue)
         try:
-            current = ahead if ahead is not None else self._start_batch(project, log, batch, logging, wait=True)
-            if current is None:
-                return 0, 0, None
-            started = [current]
-            nxt = self._start_batch(project, log, batch, logging, wait=False) if lookahead else None
-            if nxt is not None:
+            if not started:
+                first = self._start_batch(project, log, batch, logging, wait=True)
+                if first is None:
+                    return 0, 0, []
+                started.append(first)
+            while len(started) < 1 + depth:
+                nxt = self._start_batch(project, log, batch, logging, wait=False)
+                if nxt is None:
+                    break
                 started.append(nxt)
-            d, f = self._finish_batch(project, log, engine, current, outcomes)
-            return d, f, nxt
+            d, f = self._finish_batch(project, log, engine, started[0], outcomes)
+            return d, f, started[1:]
         except ActorDied:
             # The log or the engine died mid-batch: give the batches back at once (no attempt spent)
             # rather than after their lease; a finished job is left alone, an ingest is exactly-once.
@@ -147,6 +162,12 @@ class Pipeline:
                     except ActorDied:
                         break  # still restarting: the lease runs out instead
             raise
+
+    def _lookahead(self) -> int:
+        """Batches kept in extraction beyond the one being ingested: enough for about four rounds of
+        the pool's request slots (workers x ``[model] max_concurrency``), between one and three."""
+        slots = len(self.rt.extractors) * self.rt.pool_bounds()[2]
+        return max(1, min(3, slots * 4 // max(1, self.batch_jobs)))
 
     def _token(self) -> str:
         """A fresh lease token of this run: acks name it, so a stale holder's late ack is ignored."""
@@ -343,10 +364,10 @@ class Pipeline:
 
         done = failed = adjudicated = repaired = 0
         outcomes: dict[str, int] = {}
-        ahead: Batch | None = None  # the batch being extracted while the previous one is ingested
+        ahead: list[Batch] = []  # the batches being extracted while the oldest one is ingested
         for _ in range(max_rounds):
             try:
-                d, f, ahead = self.pump_ahead(project, outcomes, ahead, logging=logging)
+                d, f, ahead = self.pump_queue(project, outcomes, ahead, self._lookahead(), logging=logging)
                 a = self.adjudicate(project)
                 # repairs read the log as extracted so far: never while turns are still being logged
                 r = self.repair(project) if d == 0 and (logging is None or logging.is_set()) else 0
@@ -361,7 +382,7 @@ class Pipeline:
             except ActorDied:
                 # A log or engine actor died mid-round and is being restarted from its stores; its
                 # leased jobs come back when their lease runs out. Nothing is lost: go on.
-                ahead = None  # given back by pump_ahead
+                ahead = []  # given back by pump_queue
                 self.restarts += 1
                 time.sleep(0.2)
         dead = sum(k.get("dead", 0) for k in self.rt.log(project).job_counts().values())

@@ -13,14 +13,19 @@ The recall part replays ``--recall-turns`` turns at the largest in-flight settin
 another thread recalls (passive) every ``--recall-every-ms``, and recalls the same queries
 with nothing running; it reports p50/p95/p99 of both, measured in one run.
 
+The clock of a replay starts once its actors are up (see :func:`warm_up`). Each report also
+gives the prompt size per request, read from the fake server's record of the requests (the
+figure ``docs/scale.md`` prices), and the load average around each row.
+
 Run from the repository root::
 
-    .venv/bin/python -m eval.perf.replay_throughput --out /tmp/tp          # a report in /tmp/tp
-    .venv/bin/python -m eval.perf.replay_throughput --canonical            # into eval/results/
+    .venv/bin/python -m eval.perf.replay_throughput --out /tmp/tp                     # a report in /tmp/tp
+    .venv/bin/python -m eval.perf.replay_throughput --canonical --nodes 1,3          # into eval/results/
 
-Options: ``--in-flight 1,2,4,8,16 --turns 400 --latency-ms 250 --nodes 1`` (``--nodes 3``
-starts a head and two worker nodes with ``ray.cluster_utils.Cluster``), ``--recall-turns
-2000`` (0 skips the recall part).
+Options: ``--in-flight 1,2,4,8,16 --turns 400 --latency-ms 250 --nodes 1`` (``--nodes 1,3``:
+one node, then a head and two worker nodes with ``ray.cluster_utils.Cluster``, one report
+each: ``replay-throughput.md`` and ``replay-throughput-3-nodes.md``), ``--recall-turns 2000``
+(0 skips the recall part, which runs on the first node count only).
 """
 
 from __future__ import annotations
@@ -139,14 +144,59 @@ def replay_once(endpoint: FakeEndpoint, in_flight: int, turns: int, work: Path, 
         warm_up(rt, "shop-api")
         # where the work ran: the data node holds the log and engine, the workers are spread
         worker_nodes = sorted({rt.placement_of(w) for w in rt.extractors})
+        cpu0 = _cpu_by_process()
         rep = replay_file(Pipeline(rt), src)
+        cpu = cpu_per_turn(cpu0, _cpu_by_process(), rep.turns)
     finally:
         rt.shutdown()
     requests = endpoint.requests() - before
     chars = endpoint.prompts(before)
     return {"turns": rep.turns, "seconds": rep.seconds, "requests": requests, "dead_jobs": rep.dead_jobs,
             "worker_nodes": len(worker_nodes), "worker_nodes_off_data_node": sum(n != rt.data_node for n in worker_nodes),
-            "prompt_chars_per_request": round(statistics.mean(chars)) if chars else 0}
+            "prompt_chars_per_request": round(statistics.mean(chars)) if chars else 0, "cpu_ms_per_turn": cpu}
+
+
+def _cpu_by_process() -> dict[int, tuple[str, float]]:
+    """CPU seconds so far of this process and every descendant (Ray's workers and system
+    processes, the fake server), with what each is: a load-independent view of where a replay's
+    work goes (Linux /proc; empty elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    parent: dict[int, int] = {}
+    info: dict[int, tuple[str, float]] = {}
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not name.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+            cmd = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        parent[int(name)] = int(fields[1])
+        info[int(name)] = (cmd, (int(fields[11]) + int(fields[12])) / tick)
+    mine, todo = {os.getpid()}, [os.getpid()]
+    while todo:
+        p = todo.pop()
+        for child in [c for c, pp in parent.items() if pp == p and c not in mine]:
+            mine.add(child)
+            todo.append(child)
+    out: dict[int, tuple[str, float]] = {}
+    for pid in mine & info.keys():
+        cmd, cpu = info[pid]
+        kind = ("driver" if pid == os.getpid() else "fake server" if "fakes.openai_server" in cmd
+                else cmd.split("ray::", 1)[1].split(".")[0].split()[0] if "ray::" in cmd
+                else "ray system (gcs, raylet, ...)")
+        out[pid] = (kind, cpu)
+    return out
+
+
+def cpu_per_turn(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]],
+                 turns: int) -> dict[str, float]:
+    """Milliseconds of CPU per turn by kind of process between two :func:`_cpu_by_process` readings."""
+    by: dict[str, float] = {}
+    for pid, (kind, cpu) in after.items():
+        label = kind if kind != "IDLE" else before.get(pid, (kind, 0.0))[0]
+        by[label] = by.get(label, 0.0) + cpu - before.get(pid, (kind, 0.0))[1]
+    return {k: round(v * 1000 / max(1, turns), 2) for k, v in sorted(by.items(), key=lambda kv: -kv[1]) if v > 0}
 
 
 def warm_up(rt: Any, project: str) -> None:
@@ -263,6 +313,14 @@ def render(doc: dict[str, Any], command: str) -> str:
         lines += ["", "A head and two worker nodes of `ray.cluster_utils.Cluster` on this one machine (each a raylet "
                   "of 1 CPU); the log and engine actors on the data node (the head), extraction workers spread. Nodes "
                   "the extraction workers ran on, by in-flight setting: " + "; ".join(spread) + "."]
+    kinds = list(dict.fromkeys(k for r in doc["rows"] for k in r.get("cpu_ms_per_turn", {})))
+    if kinds:
+        lines += ["", "CPU per turn (ms) by process, read from /proc before and after each replay: where the work "
+                  "goes, whatever the load of the machine.", "",
+                  "| in flight | total | " + " | ".join(kinds) + " |", "| --- | --- | " + " | ".join("---" for _ in kinds) + " |"]
+        for r in doc["rows"]:
+            c = r.get("cpu_ms_per_turn", {})
+            lines.append(f"| {r['in_flight']} | {sum(c.values()):.1f} | " + " | ".join(f"{c.get(k, 0):.1f}" for k in kinds) + " |")
     chars = [r.get("prompt_chars_per_request", 0) for r in doc["rows"]]
     if any(chars):
         mean = round(statistics.mean(c for c in chars if c))

@@ -227,3 +227,20 @@ def test_a_replay_that_logs_while_it_distils_leaves_the_memories_of_logging_firs
     finally:
         overlapped_rt.shutdown()
         first_rt.shutdown()
+
+
+def test_a_deeper_extraction_queue_leaves_the_same_memories(tmp_path: Path) -> None:
+    from actors.replay import DEMO_HISTORY
+
+    deep_rt, flat_rt = _frozen_runtime(tmp_path / "deep"), _frozen_runtime(tmp_path / "flat")
+    try:
+        deep, flat = Pipeline(deep_rt, batch_jobs=8), Pipeline(flat_rt, batch_jobs=8)
+        assert flat._lookahead() == 1  # two offline workers of one request each
+        deep._lookahead = lambda: 3  # type: ignore[method-assign]  # three batches extracted ahead
+        for pipe in (deep, flat):
+            replay_file(pipe, Path(str(DEMO_HISTORY)))
+        mine = [m.model_dump() for m in deep.export("shop-api")]
+        assert mine == [m.model_dump() for m in flat.export("shop-api")] and len(mine) > 20
+    finally:
+        deep_rt.shutdown()
+        flat_rt.shutdown()
