@@ -315,8 +315,8 @@ def render(doc: dict[str, Any], command: str) -> str:
                   "the extraction workers ran on, by in-flight setting: " + "; ".join(spread) + "."]
     kinds = list(dict.fromkeys(k for r in doc["rows"] for k in r.get("cpu_ms_per_turn", {})))
     if kinds:
-        lines += ["", "CPU per turn (ms) by process, read from /proc before and after each replay: where the work "
-                  "goes, whatever the load of the machine.", "",
+        lines += ["", "CPU per turn (ms) by process, read from /proc before and after each replay: which process "
+                  "does the work (CPU time too grows with the load of a shared machine, less than wall time).", "",
                   "| in flight | total | " + " | ".join(kinds) + " |", "| --- | --- | " + " | ".join("---" for _ in kinds) + " |"]
         for r in doc["rows"]:
             c = r.get("cpu_ms_per_turn", {})
