@@ -18,15 +18,15 @@ import numpy as np
 from actors.adjudication_actor import AdjudicationService
 from actors.engine_actor import EngineService
 from actors.extraction_actor import Extracted, ExtractionService
-from actors.index_actor import IndexService
+from actors.index_actor import IndexChange, IndexService
 from actors.investigator_actor import Investigation, InvestigatorService, LogTools, RepairSignal
 from actors.llm.base import Judgement
 from actors.log_actor import LogService
 from actors.ref import Pending, Ref
 from actors.store.log_store import LogHit
 from actors.wire import (
-    ForgetRequest, ForgetResult, IngestReport, MemoryDetail, OpenConflict, RecallRequest, RecallResult, RememberRequest,
-    RepairRecord, ReviewItem, Stats,
+    ForgetRequest, ForgetResult, IngestJob, IngestOutcome, IngestReport, MemoryDetail, OpenConflict, RecallRequest,
+    RecallResult, RememberRequest, RepairRecord, ReviewItem, Stats,
 )
 from engine.models import Candidate, Job, Memory, Origin, TurnIn, Unit, Verdict
 from actors.store.memory_store import AuditRecord
@@ -72,6 +72,9 @@ class LogClient(ServiceClient[LogService]):
 
     def complete(self, job_id: int, token: str = "") -> bool:
         return self.ref.call(LogService.complete, job_id, token)
+
+    def complete_many(self, job_ids: Sequence[int], token: str = "") -> list[bool]:
+        return self.ref.call(LogService.complete_many, list(job_ids), token)
 
     def fail(self, job_id: int, error: str, token: str = "") -> str:
         return self.ref.call(LogService.fail, job_id, error, token)
@@ -133,6 +136,10 @@ class EngineClient(ServiceClient[EngineService]):
     def ingest(self, receipt: str, candidates: Sequence[Candidate], vectors: np.ndarray | None = None, units: int = 1,
                request_id: str = "", result: str = "") -> IngestReport:
         return self.ref.call(EngineService.ingest, receipt, candidates, vectors, units, request_id, result)
+
+    def ingest_many(self, jobs: Sequence[IngestJob], vectors: np.ndarray | None = None,
+                    budget_s: float | None = None) -> list[IngestOutcome]:
+        return self.ref.call(EngineService.ingest_many, list(jobs), vectors, budget_s)
 
     def ingest_repair(self, receipt: str, candidates: Sequence[Candidate], report: str) -> dict[int, str]:
         return self.ref.call(EngineService.ingest_repair, receipt, candidates, report)
@@ -253,6 +260,14 @@ class IndexClient(ServiceClient[IndexService]):
 
     def embed_search(self, text: str, scopes: Sequence[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
         return self.ref.call(IndexService.embed_search, text, scopes, k)
+
+    def update_search(self, scope: str, changes: Sequence[IndexChange], queries: np.ndarray | None,
+                      scopes: Sequence[Sequence[str]], k: int) -> list[list[tuple[str, float]]]:
+        return self.ref.call(IndexService.update_search, scope, changes, queries, scopes, k)
+
+    def checked_update_search(self, scope: str, changes: Sequence[IndexChange], queries: np.ndarray | None,
+                              scopes: Sequence[Sequence[str]], k: int) -> tuple[str, list[list[tuple[str, float]]]]:
+        return self.ref.call(IndexService.checked_update_search, scope, changes, queries, scopes, k)
 
     def checked_search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> tuple[str, list[tuple[str, float]]]:
         return self.ref.call(IndexService.checked_search, vector, scopes, k)

@@ -3,7 +3,11 @@
 ``EngineService`` is the plain class (tests build it directly); ``launch.py`` wraps it
 with ``ray.remote``. Every change is one SQLite transaction holding the memories, their
 audit rows, tensions, jobs and a receipt (the effect transaction); only after the commit
-is the in-memory table updated and the vector index told.
+is the in-memory table updated and the vector index told. A batch of extraction jobs
+(:meth:`EngineService.ingest_many`) is one transaction for all of its jobs: each job is
+mirrored in the table and its index changes sent before the next job's shortlists (which
+must see them); if the batch fails, the table and the index entries it touched are read
+back from the store.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import gc
 import hashlib
 import json
 import re
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,11 +26,14 @@ from typing import Protocol
 import numpy as np
 
 from actors.clock import Clock
-from actors.store.memory_store import AuditRecord, MemoryStore, Review
+from actors.index_actor import IndexChange
+from actors.store.memory_store import AuditRecord, MemoryStore, Review, Step
 from actors.store.snapshots import LEXICAL_FILE, VECTORS_FILE, drop, load_lexical, save_lexical
 from actors.wire import (
     ForgetRequest,
     ForgetResult,
+    IngestJob,
+    IngestOutcome,
     IngestReport,
     MemoryDetail,
     OpenConflict,
@@ -38,7 +46,7 @@ from actors.wire import (
 )
 from engine.dynamics import credit, rebalance
 from engine.effects import Effects, JobRequest
-from engine.errors import Conflict, EmptyQuery, IndexError_, InvalidInput, NotFound, StoreError
+from engine.errors import Conflict, DynmemError, EmptyQuery, IndexError_, InvalidInput, NotFound, StoreError
 from engine.forget import expire_due, purge, retract
 from engine.ingest import ingest, rivals_of
 from engine.keys import normalize_belief, normalize_key, resolve_key
@@ -58,6 +66,8 @@ class IndexPort(Protocol):
     def upsert(self, scope: str, ids: Sequence[str], vectors: np.ndarray) -> None: ...
     def remove(self, ids: Sequence[str]) -> None: ...
     def search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> list[tuple[str, float]]: ...
+    def update_search(self, scope: str, changes: Sequence[IndexChange], queries: np.ndarray | None,
+                      scopes: Sequence[Sequence[str]], k: int) -> list[list[tuple[str, float]]]: ...
     def embed_search_vectors(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
                              ) -> tuple[np.ndarray, list[tuple[str, float]], dict[str, np.ndarray]]: ...
     def save_snapshot(self, scope: str, path: str, token: str, wait_s: float = 0.0) -> bool: ...
@@ -74,6 +84,9 @@ class GlobalPort(Protocol):
     """Read access to the global scope's engine, for recall from a project."""
 
     def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None: ...
+
+
+_DUPLICATE = IngestReport(outcomes={"duplicate_job": 1}, memory_ids=(), applied=False)
 
 
 class EngineService:
@@ -104,6 +117,10 @@ class EngineService:
         self.distinct: set[frozenset[str]] = set()
         self._note_distinct(self.store.load_tensions(open_only=False))
         self._key_vectors: dict[str, np.ndarray] = {}  # embeddings of keys, for keys decided by meaning
+        # An ingest batch's index changes: those not yet sent, and all of them until the batch is
+        # in the store (a refill of a restarted index applies them again after the store's).
+        self._pending_index: list[IndexChange] = []
+        self._batch_index: list[IndexChange] = []
         self.step = self.store.step()
         self.version = 1
         self._global_version = 0
@@ -144,6 +161,11 @@ class EngineService:
         """The IndexActor restarted empty: upload this scope's vectors again and, from a project's
         engine, the global scope's too (from its snapshot), so that its recalls find them."""
         self._reindex()
+        for change in list(self._batch_index):  # a batch in progress: its changes are not in the store yet
+            if change.remove:
+                self.index.remove(list(change.remove))
+            if change.ids and change.vectors is not None:
+                self.index.upsert(self.scope, list(change.ids), change.vectors)
         if self.global_engine is None:
             return
         self._refresh_global()
@@ -223,27 +245,95 @@ class EngineService:
     def ingest(self, receipt: str, candidates: Sequence[Candidate], vectors: np.ndarray | None = None,
                units: int = 1, request_id: str = "", result: str = "") -> IngestReport:
         """Ingest the candidates of one extraction job (exactly once, keyed by ``receipt``)."""
-        if self.store.has_receipt(receipt):
-            return IngestReport(outcomes={"duplicate_job": 1}, memory_ids=(), applied=False)
+        job = IngestJob(receipt=receipt, candidates=tuple(candidates), units=units)
+        outcome = self._ingest_jobs([job], vectors, request_id, result, keep_going=False)[0]
+        assert outcome.report is not None  # keep_going=False raises the job's error instead
+        return outcome.report
+
+    def ingest_many(self, jobs: Sequence[IngestJob], vectors: np.ndarray | None = None,
+                    budget_s: float | None = None) -> list[IngestOutcome]:
+        """Ingest a batch of extraction jobs in order, each exactly as :meth:`ingest` would, in ONE
+        store transaction and one index call per job (issue 12: one commit and four to six round
+        trips per job were most of a replay's time once the model calls overlapped).
+
+        ``vectors`` holds the candidates' vectors, job after job (None: embedded here). A job whose
+        ingest fails with a :class:`DynmemError` gets that error in its outcome and leaves nothing
+        behind; the jobs before it are kept and the ones after it go on.
+
+        With ``budget_s``, the call stops after the job that uses up that much time and commits:
+        the outcomes are then those of the first jobs only, and the caller sends the rest again.
+        A recall of this project waits for at most one such slice, not for a whole batch.
+        """
+        return self._ingest_jobs(list(jobs), vectors, "", "", keep_going=True, budget_s=budget_s)
+
+    def _ingest_jobs(self, jobs: list[IngestJob], vectors: np.ndarray | None, request_id: str, result: str,
+                     keep_going: bool, budget_s: float | None = None) -> list[IngestOutcome]:
+        deadline = time.monotonic() + budget_s if budget_s is not None else None
+        out: list[IngestOutcome] = []
+        staged: list[Step] = []
+        seen: set[str] = set()
+        offset = 0
+        try:
+            for job in jobs:
+                if deadline is not None and out and time.monotonic() >= deadline:
+                    break  # the rest in the caller's next call: a recall gets its turn meanwhile
+                n = len(job.candidates)
+                vecs = vectors[offset:offset + n] if vectors is not None and n else None
+                offset += n
+                if job.receipt in seen or self.store.has_receipt(job.receipt):
+                    out.append(IngestOutcome(report=_DUPLICATE))
+                    continue
+                try:
+                    report, step = self._stage_ingest(job, vecs, request_id, result)
+                except DynmemError as exc:
+                    # Nothing of this job may stay: the jobs before it are committed, then the
+                    # table (which mirrored half of this job) is read back from the store.
+                    touched = self._touched()
+                    self._commit_staged(staged)
+                    staged = []
+                    self._recover(touched)
+                    if not keep_going:
+                        raise
+                    out.append(IngestOutcome(error=exc.message, code=exc.code))
+                    continue
+                seen.add(job.receipt)
+                staged.append(step)
+                out.append(IngestOutcome(report=report))
+            applied = self._commit_staged(staged)
+        except BaseException:
+            self._recover()
+            raise
+        if not all(applied):  # a receipt recorded meanwhile by another writer (the writer lock forbids it)
+            self._recover()
+        return out
+
+    def _stage_ingest(self, job: IngestJob, vectors: np.ndarray | None, request_id: str,
+                      result: str) -> tuple[IngestReport, Step]:
+        """One job's ingest, mirrored in the table and its index changes queued; its store writes
+        are returned for the batch's one transaction."""
         now = self.clock.now_ms()
-        cands = self._resolve_keys([c.model_copy(update={"scope": c.scope or self.scope}) for c in candidates])
+        cands = self._resolve_keys([c.model_copy(update={"scope": c.scope or self.scope}) for c in job.candidates])
         if cands and vectors is None:
             vectors = self.index.embed([c.text for c in cands], _local_only(cands))
-        work = self.table  # mirrored as we go; reloaded from the store if the commit fails
+        matrix = np.asarray(vectors, dtype=np.float32) if vectors is not None and cands else None
+        # Every candidate's shortlist in one call, after the batch's earlier changes: what one search
+        # per candidate saw, since a job's own candidates reach the index only after the job.
+        shortlists = self._shortlists(matrix, [[c.scope] for c in cands]) if matrix is not None else []
+        work = self.table  # mirrored as we go; read back from the store if the batch fails
         total = Effects()
         new_vecs: dict[str, np.ndarray] = {}
         outcomes: Counter[str] = Counter()
         ids: list[str] = []
-        step = self.step + units
+        step = self.step + job.units
         for i, c in enumerate(cands):
-            vec = np.asarray(vectors[i], dtype=np.float32) if vectors is not None else None
+            vec = matrix[i] if matrix is not None else None
             neighbours: list[tuple[Memory, float]] = []
-            if vec is not None:
-                for mid, cos in self.index.search(vec, [c.scope], 5):
-                    m = work.get(mid)
-                    if m is not None:
-                        neighbours.append((m, cos))
-            res = ingest(c, work, neighbours, now_ms=now, step=step, settings=self.settings, request_id=request_id or receipt)
+            for mid, cos in shortlists[i] if matrix is not None else ():
+                m = work.get(mid)
+                if m is not None:
+                    neighbours.append((m, cos))
+            res = ingest(c, work, neighbours, now_ms=now, step=step, settings=self.settings,
+                         request_id=request_id or job.receipt)
             work.apply(res.effects)
             total = total + res.effects
             outcomes[res.outcome] += 1
@@ -256,9 +346,66 @@ class EngineService:
         work.apply(upkeep)
         expired = expire_due(work.expiring(), now)  # only memories with a time to live can expire
         work.apply(expired)
-        total = total + upkeep + expired + Effects(receipt=receipt, step=step)
-        self._commit(total, new_vecs, mirrored=True, result=result)
-        return IngestReport(outcomes=dict(outcomes), memory_ids=tuple(dict.fromkeys(ids)), applied=True)
+        total = total + upkeep + expired + Effects(receipt=job.receipt, step=step)
+        staged = self._stage(total, new_vecs, result)
+        return IngestReport(outcomes=dict(outcomes), memory_ids=tuple(dict.fromkeys(ids)), applied=True), staged
+
+    def _stage(self, effects: Effects, new_vectors: dict[str, np.ndarray], result: str) -> Step:
+        """What :meth:`_commit` does around its write for effects already mirrored in the table,
+        with the index changes queued (sent with the next job's shortlists, or after the commit)."""
+        adding = set(effects.index_add)
+        vecs = {i: v for i, v in new_vectors.items() if i in adding}
+        purged = any(m.purged for m in effects.memories)
+        if purged:  # the snapshots hold the memories' tokens and vectors: none may outlive a purge
+            drop(self.folder / LEXICAL_FILE, self.folder / VECTORS_FILE, self.folder / (VECTORS_FILE + ".npz"))
+            self._saved_token = self._vectors_token = ""
+        changed = bool(vecs or effects.index_remove or purged or effects.memories)
+        self._note_distinct(effects.tensions)
+        if effects.step is not None:
+            self.step = effects.step
+        if effects.index_remove or vecs:
+            ids = sorted(vecs)
+            change = IndexChange(remove=tuple(effects.index_remove), ids=tuple(ids),
+                                 vectors=np.stack([vecs[i] for i in ids]) if ids else None)
+            self._pending_index.append(change)
+            self._batch_index.append(change)
+        if effects.memories:
+            self.version += 1
+        return Step(effects, vecs, result, changed)
+
+    def _shortlists(self, queries: np.ndarray, scopes: list[list[str]]) -> list[list[tuple[str, float]]]:
+        changes, self._pending_index = self._pending_index, []
+        return self.index.update_search(self.scope, changes, queries, scopes, 5)
+
+    def _commit_staged(self, staged: list[Step]) -> list[bool]:
+        """Write the staged steps in one transaction, then send the index changes still queued."""
+        applied = self.store.apply_many(staged, self.clock.now_ms()) if staged else []
+        if self._pending_index:
+            self.index.update_search(self.scope, self._pending_index, None, [], 5)
+        # In the store and the index now (a refill of a restarted index finds them in the store).
+        self._pending_index, self._batch_index = [], []
+        return applied
+
+    def _touched(self) -> list[str]:
+        """The ids whose index entries the batch in progress changed (or queued to change)."""
+        return sorted({i for ch in self._batch_index for i in (*ch.remove, *ch.ids)})
+
+    def _recover(self, touched: list[str] | None = None) -> None:
+        """After a failed batch: the table, step and distinct pairs read back from the store, and
+        every id the batch sent to the index (``touched``, default all) put back as the store has it."""
+        touched = self._touched() if touched is None else touched
+        self._pending_index, self._batch_index = [], []
+        self._reload()
+        self.step = self.store.step()
+        self.distinct = set()
+        self._note_distinct(self.store.load_tensions(open_only=False))
+        self.version += 1
+        if touched:
+            self.index.remove(touched)
+            stored = self.store.vectors([i for i in touched if (m := self.table.get(i)) is not None and m.servable])
+            if stored:
+                keys = sorted(stored)
+                self.index.upsert(self.scope, keys, np.stack([np.asarray(stored[i], dtype=np.float32) for i in keys]))
 
     def _resolve_keys(self, cands: list[Candidate]) -> list[Candidate]:
         """Read each new key as the known key of the scope that means the same (``engine.keys.resolve_key``)."""

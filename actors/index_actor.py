@@ -19,6 +19,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,6 +31,14 @@ from engine.settings import EmbedderSettings, ModelSettings
 
 #: Embedders that send text to a model endpoint.
 REMOTE_EMBEDDERS = frozenset({"openai"})
+
+
+class IndexChange(NamedTuple):
+    """What one engine step changes in a scope's index: ids removed, then ids (re)written."""
+
+    remove: tuple[str, ...] = ()
+    ids: tuple[str, ...] = ()
+    vectors: np.ndarray | None = None
 
 
 class IndexService:
@@ -167,6 +176,27 @@ class IndexService:
             for mid, cos in self.index.search(part, list(scopes), k):
                 best[mid] = max(cos, best.get(mid, -1.0))
         return sorted(best.items(), key=lambda h: (-h[1], h[0]))[:k]
+
+    def update_search(self, scope: str, changes: Sequence[IndexChange], queries: np.ndarray | None,
+                      scopes: Sequence[Sequence[str]], k: int) -> list[list[tuple[str, float]]]:
+        """Carry out ``changes`` in order (each as :meth:`remove`, then :meth:`upsert` into ``scope``),
+        then shortlist each row of ``queries`` in its scopes: an engine batch's index work for
+        one job in one call, where one call per change and per query made ingest wait on round
+        trips (issue 12)."""
+        for change in changes:
+            if change.remove:
+                self.remove(list(change.remove))
+            if change.ids and change.vectors is not None:
+                self.upsert(scope, list(change.ids), change.vectors)
+        rows = [] if queries is None else list(np.asarray(queries, dtype=np.float32))
+        if len(rows) != len(scopes):
+            raise InvalidInput(f"{len(rows)} queries but {len(scopes)} scope lists")
+        return [self.search(q, s, k) for q, s in zip(rows, scopes)]
+
+    def checked_update_search(self, scope: str, changes: Sequence[IndexChange], queries: np.ndarray | None,
+                              scopes: Sequence[Sequence[str]], k: int) -> tuple[str, list[list[tuple[str, float]]]]:
+        """:meth:`update_search` with this start's :meth:`generation` (see :meth:`checked_search`)."""
+        return self._generation, self.update_search(scope, changes, queries, scopes, k)
 
     def checked_search(self, vector: np.ndarray, scopes: Sequence[str], k: int) -> tuple[str, list[tuple[str, float]]]:
         """:meth:`search` with this start's :meth:`generation`: one round trip where a caller that

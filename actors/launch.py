@@ -26,7 +26,7 @@ from actors.clock import Clock
 from actors.config import env, set_process_defaults
 from actors.engine_actor import EngineService, _slug
 from actors.extraction_actor import ExtractionService
-from actors.index_actor import IndexService
+from actors.index_actor import IndexChange, IndexService
 from actors.log_actor import LogService
 from actors.store.writer_lock import WriterLock
 from actors.ref import Ref
@@ -93,6 +93,22 @@ class RemoteIndex:
             self._generation = gen
             self.on_restart()
             hits = self.index.search(vector, scopes, k)
+        return hits
+
+    def update_search(self, scope: str, changes: Sequence[IndexChange], queries: np.ndarray | None,
+                      scopes: Sequence[Sequence[str]], k: int) -> list[list[tuple[str, float]]]:
+        if self.on_restart is None:
+            return self.index.update_search(scope, changes, queries, scopes, k)
+        # The restart check rides on the reply, as for search. An index that restarted took these
+        # changes into an empty index: the refill (the engine's store, then the changes of its
+        # batch not yet in the store) rebuilds it, and the queries are asked again.
+        gen, hits = self.index.checked_update_search(scope, changes, queries, scopes, k)
+        if self._generation is None:
+            self._generation = gen
+        elif gen != self._generation:
+            self._generation = gen
+            self.on_restart()
+            hits = self.index.update_search(scope, (), queries, scopes, k)
         return hits
 
     def save_snapshot(self, scope: str, path: str, token: str, wait_s: float = 0.0) -> bool:

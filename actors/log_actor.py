@@ -47,6 +47,10 @@ class LogService:
         """Mark a job done; False (nothing changed) when ``token`` no longer holds its lease."""
         return self.store.complete_job(job_id, self.clock.now_ms(), token)
 
+    def complete_many(self, job_ids: Sequence[int], token: str = "") -> list[bool]:
+        """:meth:`complete` for a batch of jobs in one transaction, in order."""
+        return self.store.complete_jobs(list(job_ids), self.clock.now_ms(), token)
+
     def fail(self, job_id: int, error: str, token: str = "") -> str:
         """Record a failed attempt; returns the job's new state (``dead`` after the last try)."""
         return str(self.store.fail_job(job_id, error, self.clock.now_ms(), token=token).value)

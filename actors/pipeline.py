@@ -8,6 +8,7 @@ project's EngineActor in turn order; tensions are then judged by the Adjudicatio
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -24,7 +25,7 @@ from actors.ref import Pending, Ref
 from actors.store.log_store import LogHit
 from actors.store.memory_store import AuditRecord
 from actors.wire import (
-    ForgetRequest, ForgetResult, IngestReport, MemoryDetail, OpenConflict, RecallRequest, RecallResult, RememberRequest,
+    ForgetRequest, ForgetResult, IngestJob, IngestOutcome, IngestReport, MemoryDetail, OpenConflict, RecallRequest, RecallResult, RememberRequest,
     RepairRecord, ReviewItem, Stats,
 )
 from engine.errors import ActorDied, DynmemError, EmptyQuery, ModelTimeout, ModelUnavailable, NotFound
@@ -53,6 +54,11 @@ class DrainReport(BaseModel):
     repaired: int = 0
     outcomes: dict[str, int]
 
+
+#: How long one engine call of a batch's ingest may run before it commits and returns (the rest
+#: follows in the next call): a recall of the project being replayed waits for one slice at most.
+#: 50 ms: a few jobs on a loaded 2-core machine, one commit (fsync) per slice (issue 12).
+INGEST_SLICE_S = 0.05
 
 #: A leased batch of extract jobs: its lease token, and (job, its units, the pending extraction) each.
 Batch = tuple[str, list[tuple[Job, list[Unit], Pending[Extracted]]]]
@@ -108,26 +114,44 @@ class Pipeline:
         return d, f
 
     def pump_ahead(self, project: str, outcomes: dict[str, int] | None, ahead: Batch | None,
-                   lookahead: bool = True, batch: int | None = None) -> tuple[int, int, Batch | None]:
+                   lookahead: bool = True, batch: int | None = None,
+                   logging: threading.Event | None = None) -> tuple[int, int, Batch | None]:
         """Ingest one batch while the next one is being extracted; returns (done, failed, next batch).
 
         ``ahead`` is the batch a previous call started (its extractions in flight). With a
         latency-bound endpoint this keeps requests in flight while a batch is ingested, so
         throughput follows the requests in flight rather than their sum with the ingest time
-        (issue 12). Batches are ingested in lease order, and the units of each in turn order."""
+        (issue 12). Batches are ingested in lease order, and the units of each in turn order.
+
+        ``logging``: set once the turns being distilled are all in the log (see :meth:`drain`)."""
+        d, f, queue = self.pump_queue(project, outcomes, [ahead] if ahead is not None else [],
+                                      1 if lookahead else 0, batch, logging)
+        return d, f, queue[0] if queue else None
+
+    def pump_queue(self, project: str, outcomes: dict[str, int] | None, queue: Sequence[Batch], depth: int,
+                   batch: int | None = None, logging: threading.Event | None = None) -> tuple[int, int, list[Batch]]:
+        """:meth:`pump_ahead` with ``depth`` batches kept in extraction while the oldest of ``queue``
+        is ingested; returns (done, failed, the batches still in extraction, oldest first).
+
+        The batches and their order are those of ``depth`` 1 (each lease takes the next jobs in
+        order), so the memories are too; a deeper queue keeps the request slots busy while an
+        ingest is slower than the extraction of one batch (a loaded data node)."""
         log = self.rt.log(project)
         engine = self.rt.engine(project)
-        started: list[Batch] = [ahead] if ahead is not None else []
+        started: list[Batch] = list(queue)
         try:
-            current = ahead if ahead is not None else self._start_batch(project, log, batch)
-            if current is None:
-                return 0, 0, None
-            started = [current]
-            nxt = self._start_batch(project, log, batch) if lookahead else None
-            if nxt is not None:
+            if not started:
+                first = self._start_batch(project, log, batch, logging, wait=True)
+                if first is None:
+                    return 0, 0, []
+                started.append(first)
+            while len(started) < 1 + depth:
+                nxt = self._start_batch(project, log, batch, logging, wait=False)
+                if nxt is None:
+                    break
                 started.append(nxt)
-            d, f = self._finish_batch(project, log, engine, current, outcomes)
-            return d, f, nxt
+            d, f = self._finish_batch(project, log, engine, started[0], outcomes)
+            return d, f, started[1:]
         except ActorDied:
             # The log or the engine died mid-batch: give the batches back at once (no attempt spent)
             # rather than after their lease; a finished job is left alone, an ingest is exactly-once.
@@ -138,6 +162,12 @@ class Pipeline:
                     except ActorDied:
                         break  # still restarting: the lease runs out instead
             raise
+
+    def _lookahead(self) -> int:
+        """Batches kept in extraction beyond the one being ingested: enough for about four rounds of
+        the pool's request slots (workers x ``[model] max_concurrency``), between one and three."""
+        slots = len(self.rt.extractors) * self.rt.pool_bounds()[2]
+        return max(1, min(3, slots * 4 // max(1, self.batch_jobs)))
 
     def _token(self) -> str:
         """A fresh lease token of this run: acks name it, so a stale holder's late ack is ignored."""
@@ -150,13 +180,23 @@ class Pipeline:
         counts = log.job_counts()
         return int(counts.get("extract", {}).get("pending", 0))
 
-    def _start_batch(self, project: str, log: LogClient, batch: int | None = None) -> Batch | None:
-        """Lease a batch of extract jobs and send their units to the extraction pool (no wait)."""
+    def _start_batch(self, project: str, log: LogClient, batch: int | None = None,
+                     logging: threading.Event | None = None, wait: bool = True) -> Batch | None:
+        """Lease a batch of extract jobs and send their units to the extraction pool (no wait).
+
+        While ``logging`` is not set (turns are still being logged), only a full batch is leased:
+        the batches, and so the memories, are those of a drain that starts once all is logged. The
+        call waits for a full batch with ``wait``, else gives ``None`` at once (a lookahead)."""
         import json
 
+        size = batch or self.batch_jobs
+        while logging is not None and not logging.is_set() and self._pending_extracts(log) < size:
+            if not wait:
+                return None
+            logging.wait(0.02)
         token = self._token()
         # A retry of this call after the log actor died returns the same batch (same token).
-        jobs = log.lease(["extract"], batch or self.batch_jobs, self._lease_ms(), token)
+        jobs = log.lease(["extract"], size, self._lease_ms(), token)
         if not jobs:
             return None
         # The elastic pool follows the backlog: this batch plus what is still pending.
@@ -207,24 +247,48 @@ class Pipeline:
                 log.defer(job.id, self._resume_ms(), f"embed: {exc}", token)
                 self.deferred += 1
             return done, failed
-        offset = 0
-        for job, units, ex in sorted(extracted, key=lambda w: min((u.turn for u in w[1]), default=0)):
-            n = len(ex.candidates)
-            vecs = vectors[offset:offset + n] if vectors is not None and n else None
-            offset += n
-            try:
-                report: IngestReport = engine.ingest(job.key, list(ex.candidates), vecs, len(units))
-                log.complete(job.id, token)
-                done += 1
-                if outcomes is not None:
-                    for k, v in report.outcomes.items():
-                        outcomes[k] = outcomes.get(k, 0) + v
-            except ActorDied as exc:  # the engine restarts; the ingest receipt makes a retry exactly-once
-                log.defer(job.id, 0, f"ingest: {exc}", token)
+        ordered = sorted(range(len(extracted)), key=lambda i: min((u.turn for u in extracted[i][1]), default=0))
+        starts = np.cumsum([0] + [len(ex.candidates) for _, _, ex in extracted])
+        jobs = [IngestJob(receipt=extracted[i][0].key, candidates=extracted[i][2].candidates, units=len(extracted[i][1]))
+                for i in ordered]
+        # The batch's vectors in ingest order (the embed call above took them in lease order).
+        vecs = (np.concatenate([vectors[starts[i]:starts[i + 1]] for i in ordered])
+                if vectors is not None and len(ordered) else None)
+        results: list[IngestOutcome] = []
+        try:
+            # A few engine calls and store transactions for the batch, in turn order (issue 12): each
+            # call ingests what fits in INGEST_SLICE_S, so that a recall waits for a slice at most.
+            while len(results) < len(jobs):
+                rest = jobs[len(results):]
+                done_cands = sum(len(j.candidates) for j in jobs[:len(results)])
+                part = engine.ingest_many(rest, vecs[done_cands:] if vecs is not None else None, INGEST_SLICE_S)
+                if not part:
+                    raise AssertionError("ingest_many returned no outcome")  # it always ingests one job
+                results.extend(part)
+        except ActorDied as exc:  # the engine restarts; the ingest receipts make a retry exactly-once
+            for i in ordered[len(results):]:
+                log.defer(extracted[i][0].id, 0, f"ingest: {exc}", token)
                 self.deferred += 1
-            except DynmemError as exc:
-                log.fail(job.id, f"ingest: {exc}", token)
+            ordered = ordered[:len(results)]
+        except DynmemError as exc:  # a slice's commit failed (a store error): every job of it failed
+            for i in ordered[len(results):]:
+                log.fail(extracted[i][0].id, f"ingest: {exc}", token)
                 failed += 1
+            ordered = ordered[:len(results)]
+        ingested: list[int] = []
+        for i, res in zip(ordered, results):
+            job = extracted[i][0]
+            if res.report is None:
+                log.fail(job.id, f"ingest: {res.error}", token)
+                failed += 1
+                continue
+            ingested.append(job.id)
+            done += 1
+            if outcomes is not None:
+                for k, v in res.report.outcomes.items():
+                    outcomes[k] = outcomes.get(k, 0) + v
+        if ingested:
+            log.complete_many(ingested, token)  # one transaction for the batch's acks
         return done, failed
 
     def _extracted(self, fut: Pending[Extracted], units: list[Unit], scope: str, tries: int = 4) -> Extracted:
@@ -288,29 +352,37 @@ class Pipeline:
         live = (logc.get("extract", {}), logc.get("repair", {}), ecounts)
         return sum(c.get("pending", 0) + c.get("running", 0) for c in live)
 
-    def drain(self, project: str, progress: Callable[[int], None] | None = None, max_rounds: int = 100_000) -> DrainReport:
-        """Run every pending job of ``project`` to completion (or to its visible dead state)."""
+    def drain(self, project: str, progress: Callable[[int], None] | None = None, max_rounds: int = 100_000,
+              logging: threading.Event | None = None) -> DrainReport:
+        """Run every pending job of ``project`` to completion (or to its visible dead state).
+
+        ``logging``: turns of the project are still being logged by another thread until it is
+        set (a replay distils the first turns while it logs the rest); until then extract jobs are
+        leased in full batches only, and the drain does not end.
+        """
         import time
 
         done = failed = adjudicated = repaired = 0
         outcomes: dict[str, int] = {}
-        ahead: Batch | None = None  # the batch being extracted while the previous one is ingested
+        ahead: list[Batch] = []  # the batches being extracted while the oldest one is ingested
         for _ in range(max_rounds):
             try:
-                d, f, ahead = self.pump_ahead(project, outcomes, ahead)
+                d, f, ahead = self.pump_queue(project, outcomes, ahead, self._lookahead(), logging=logging)
                 a = self.adjudicate(project)
-                r = self.repair(project) if d == 0 else 0  # repairs read the log as extracted so far
+                # repairs read the log as extracted so far: never while turns are still being logged
+                r = self.repair(project) if d == 0 and (logging is None or logging.is_set()) else 0
                 done, failed, adjudicated, repaired = done + d, failed + f, adjudicated + a, repaired + r
                 if progress and d:
                     progress(d)
                 if d == 0 and f == 0 and a == 0 and r == 0:
-                    if self.pending(project) == 0:
+                    logged = logging is None or logging.is_set()  # first: then pending counts every job logged
+                    if logged and self.pending(project) == 0:
                         break
                     time.sleep(0.05)  # a retry is backing off
             except ActorDied:
                 # A log or engine actor died mid-round and is being restarted from its stores; its
                 # leased jobs come back when their lease runs out. Nothing is lost: go on.
-                ahead = None  # given back by pump_ahead
+                ahead = []  # given back by pump_queue
                 self.restarts += 1
                 time.sleep(0.2)
         dead = sum(k.get("dead", 0) for k in self.rt.log(project).job_counts().values())

@@ -94,30 +94,64 @@ def replay_file(pipe: Pipeline, path: Path, project: str | None = None, strict: 
     # Jobs a previous replay left dead get fresh attempts now (they are drained below).
     retried = sum(int(pipe.rt.log(p).retry_dead("extract"))
                   for p in sorted({t.project for t in turns}) if pipe.rt.has_project(p))
+    # The first turns are logged before anything else (a turn the log refuses fails the replay
+    # before any distilling), the rest in the background while they are distilled: the drain
+    # leases full batches only until all is logged, so the memories are those of a replay that
+    # logs everything first (issue 12: logging 400 turns took a tenth of a 16-in-flight replay).
+    # A sidecar's client (bridge/client.py) distils in the sidecar: everything is logged first.
+    overlap = isinstance(pipe, Pipeline)
+    first = _FIRST_CHUNK if overlap else len(turns)
     acks = []
-    for i in range(0, len(turns), 256):
-        acks.extend(pipe.observe(turns[i:i + 256]))
-    new = sum(1 for a in acks if a.created)
+    for i in range(0, first, _CHUNK):
+        acks.extend(pipe.observe(turns[i:min(first, i + _CHUNK)]))
+    rest = [turns[i:i + _CHUNK] for i in range(first, len(turns), _CHUNK)]
+    logged = threading.Event()
+    failure: list[BaseException] = []
+
+    def log_rest() -> None:
+        try:
+            for chunk in rest:
+                acks.extend(pipe.observe(chunk))
+        except BaseException as exc:  # raised below, after the turns logged so far are distilled
+            failure.append(exc)
+        finally:
+            logged.set()
+
+    writer = threading.Thread(target=log_rest, name="replay-log", daemon=True)
+    writer.start()
     bar = None
     if progress:
         from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type hints
 
-        bar = tqdm(total=new, unit="turn", desc=f"replay {path.name}" if position else "replay", position=position)
+        bar = tqdm(total=len(turns), unit="turn", desc=f"replay {path.name}" if position else "replay",
+                   position=position)
     outcomes: Counter[str] = Counter()
     dead = 0
-    projects = sorted({a.project for a in acks})
+    projects = sorted({t.project for t in turns})
     for p in projects:
         with _drain_lock(p):  # two files of one project (batch replay) are distilled one after the other
-            rep = pipe.drain(p, progress=bar.update if bar else None)
+            update = bar.update if bar else None
+            rep = pipe.drain(p, progress=update, logging=logged) if overlap else pipe.drain(p, progress=update)
         outcomes.update(rep.outcomes)
         dead += rep.dead
+    writer.join()
+    if failure:
+        raise failure[0]
+    new = sum(1 for a in acks if a.created)
     if bar:
+        bar.total = new  # turns already logged by an earlier run are not distilled again
+        bar.refresh()
         bar.close()
     states = {p: pipe.stats(p).memories_by_state for p in projects}
     return ReplayReport(file=str(path), turns=len(turns), new_turns=new, already_logged=len(acks) - new,
                         problems=problems, projects=states, outcomes=dict(outcomes), dead_jobs=dead, retried_dead=retried,
                         seconds=round(time.perf_counter() - t0, 3))
 
+
+#: Turns logged before the drain starts, then per background call: a chunk of 64 is two batches
+#: of extract jobs, and the log actor answers the drain's leases between chunks.
+_FIRST_CHUNK = 64
+_CHUNK = 64
 
 _DRAIN_LOCKS: dict[str, threading.Lock] = {}
 _DRAIN_LOCKS_GUARD = threading.Lock()

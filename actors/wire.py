@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from actors.store.memory_store import Review
-from engine.models import AuditEvent, Memory, Sensitivity, Tension, Tier
+from engine.models import AuditEvent, Candidate, Memory, Sensitivity, Tension, Tier
 from engine.retrieval import Conflict, Recalled, Suppressed
 
 
@@ -64,6 +64,23 @@ class IngestReport(Msg):
     outcomes: dict[str, int]
     memory_ids: tuple[str, ...]
     applied: bool
+
+
+class IngestJob(Msg):
+    """One extraction job's candidates for :meth:`EngineService.ingest_many` (its vectors travel
+    in one matrix for the whole batch)."""
+
+    receipt: str = Field(description="the job's idempotency key: ingested exactly once")
+    candidates: tuple[Candidate, ...] = Field(description="the candidates, in the order extracted")
+    units: int = Field(default=1, ge=0, description="log units the job covered (the engine's step advances by this)")
+
+
+class IngestOutcome(Msg):
+    """What became of one job of a batch: its report, or the error that failed it alone."""
+
+    report: IngestReport | None = Field(default=None, description="the ingest report, when the job was ingested")
+    error: str = Field(default="", description="the message of the error that failed this job")
+    code: str = Field(default="", description="that error's stable code")
 
 
 class MemoryDetail(Msg):

@@ -23,7 +23,7 @@ import sqlite3
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, get_origin
+from typing import Any, NamedTuple, TypeVar, get_origin
 
 import numpy as np
 
@@ -242,6 +242,16 @@ def _vector_blob(memory_id: str, vector: np.ndarray) -> tuple[int, bytes]:
     return int(array.size), array.tobytes()
 
 
+class Step(NamedTuple):
+    """One engine step for :meth:`MemoryStore.apply_many`: its effects, the vectors to store,
+    the answer kept with its receipt, and whether it changes what the snapshots hold."""
+
+    effects: Effects
+    vectors: Mapping[str, np.ndarray]
+    result: str = ""
+    content_changed: bool = True
+
+
 class MemoryStore(JobsFile):
     """Owner of ``memory.sqlite``; every change arrives as one :class:`Effects`."""
 
@@ -269,64 +279,84 @@ class MemoryStore(JobsFile):
         Returns:
             ``False`` when the receipt was already recorded (nothing is written).
         """
-        purged = {m.id for m in effects.memories if m.purged}
-        blobs = {i: _vector_blob(i, v) for i, v in vectors.items() if i not in purged}
+        return self.apply_many([Step(effects, vectors, result, content_changed)], now_ms)[0]
+
+    def apply_many(self, steps: Sequence[Step], now_ms: int) -> list[bool]:
+        """Write several engine steps, in order, in ONE transaction (one fsync for all of them).
+
+        Each step is written exactly as :meth:`apply` writes it alone (a step whose receipt is
+        already recorded writes nothing and gives ``False``); a failure writes none of them.
+        """
+        out: list[bool] = []
+        purged: set[str] = set()
         with self._write("apply effects") as conn:
-            if effects.receipt is not None and self._has_receipt(conn, effects.receipt):
-                return False
-            if effects.memories:
-                conn.executemany(
-                    _upsert_sql("memories", _MEMORY_FIELDS),
-                    [_to_row(m, _MEMORY_FIELDS) for m in effects.memories],
-                )
-            for memory_id in sorted(purged):
-                conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory_id,))
-                conn.execute(
-                    "UPDATE audit SET detail = ? WHERE memory_id = ? AND detail != '' "
-                    "AND detail NOT LIKE '[purged%'",
-                    (PURGED_DETAIL, memory_id),
-                )
-            if effects.audit:
-                conn.executemany(
-                    f"INSERT INTO audit ({', '.join(_AUDIT_FIELDS)}) "
-                    f"VALUES ({', '.join('?' * len(_AUDIT_FIELDS))})",
-                    [_to_row(e, _AUDIT_FIELDS) for e in effects.audit],
-                )
-            if effects.tensions:
-                conn.executemany(
-                    _upsert_sql("tensions", _TENSION_FIELDS),
-                    [_to_row(t, _TENSION_FIELDS) for t in effects.tensions],
-                )
-            for job in effects.jobs:
-                enqueue(conn, job.kind, job.key, job.payload, now_ms)
-            conn.executemany(
-                "INSERT INTO embeddings (memory_id, dim, vector) VALUES (?, ?, ?) "
-                "ON CONFLICT (memory_id) DO UPDATE SET "
-                "dim = excluded.dim, vector = excluded.vector",
-                [(i, dim, blob) for i, (dim, blob) in blobs.items()],
-            )
-            if content_changed:
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES ('content', ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (uuid.uuid4().hex,),
-                )
-            if effects.step is not None:
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES ('step', ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (str(effects.step),),
-                )
-            if effects.receipt is not None:
-                conn.execute(
-                    "INSERT INTO receipts (key, at_ms, result) VALUES (?, ?, ?)",
-                    (effects.receipt, now_ms, result),
-                )
+            for step in steps:
+                applied = self._apply_in(conn, step, now_ms)
+                out.append(applied)
+                if applied:
+                    purged.update(m.id for m in step.effects.memories if m.purged)
         if purged:
             try:
                 self.checkpoint()
             except StoreError:
                 pass  # committed; the text leaves the WAL at the next successful checkpoint
+        return out
+
+    def _apply_in(self, conn: sqlite3.Connection, step: Step, now_ms: int) -> bool:
+        """One step's writes inside the caller's transaction (see :meth:`apply`)."""
+        effects, vectors, result, content_changed = step
+        purged = {m.id for m in effects.memories if m.purged}
+        blobs = {i: _vector_blob(i, v) for i, v in vectors.items() if i not in purged}
+        if effects.receipt is not None and self._has_receipt(conn, effects.receipt):
+            return False
+        if effects.memories:
+            conn.executemany(
+                _upsert_sql("memories", _MEMORY_FIELDS),
+                [_to_row(m, _MEMORY_FIELDS) for m in effects.memories],
+            )
+        for memory_id in sorted(purged):
+            conn.execute("DELETE FROM embeddings WHERE memory_id = ?", (memory_id,))
+            conn.execute(
+                "UPDATE audit SET detail = ? WHERE memory_id = ? AND detail != '' "
+                "AND detail NOT LIKE '[purged%'",
+                (PURGED_DETAIL, memory_id),
+            )
+        if effects.audit:
+            conn.executemany(
+                f"INSERT INTO audit ({', '.join(_AUDIT_FIELDS)}) "
+                f"VALUES ({', '.join('?' * len(_AUDIT_FIELDS))})",
+                [_to_row(e, _AUDIT_FIELDS) for e in effects.audit],
+            )
+        if effects.tensions:
+            conn.executemany(
+                _upsert_sql("tensions", _TENSION_FIELDS),
+                [_to_row(t, _TENSION_FIELDS) for t in effects.tensions],
+            )
+        for job in effects.jobs:
+            enqueue(conn, job.kind, job.key, job.payload, now_ms)
+        conn.executemany(
+            "INSERT INTO embeddings (memory_id, dim, vector) VALUES (?, ?, ?) "
+            "ON CONFLICT (memory_id) DO UPDATE SET "
+            "dim = excluded.dim, vector = excluded.vector",
+            [(i, dim, blob) for i, (dim, blob) in blobs.items()],
+        )
+        if content_changed:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('content', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (uuid.uuid4().hex,),
+            )
+        if effects.step is not None:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('step', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(effects.step),),
+            )
+        if effects.receipt is not None:
+            conn.execute(
+                "INSERT INTO receipts (key, at_ms, result) VALUES (?, ?, ?)",
+                (effects.receipt, now_ms, result),
+            )
         return True
 
     @staticmethod

@@ -188,3 +188,59 @@ def test_every_memory_of_the_example_history_is_grounded_in_its_source_turns(pip
         assert source, m
         if m.belief:
             assert occurs_whole(m.belief, source), (m.text, m.belief, m.source_unit_ids)
+
+
+def _frozen_runtime(folder: Path) -> Runtime:
+    from actors.clock import FakeClock
+
+    base = load_settings()
+    settings = base.model_copy(update={"embedder": base.embedder.model_copy(update={"name": "hash"})})
+    return Runtime(folder, settings, use_ray=False, clock=FakeClock(1_796_000_000_000))
+
+
+def test_a_replay_that_logs_while_it_distils_leaves_the_memories_of_logging_first(tmp_path: Path) -> None:
+    import threading
+
+    from actors.replay import DEMO_HISTORY, read_lines
+    from engine.history import parse_history
+
+    overlapped_rt, first_rt = _frozen_runtime(tmp_path / "a"), _frozen_runtime(tmp_path / "b")
+    try:
+        overlapped = Pipeline(overlapped_rt, batch_jobs=8)  # many batches while the log is still filling
+        report = replay_file(overlapped, Path(str(DEMO_HISTORY)))
+        first = Pipeline(first_rt, batch_jobs=8)
+        turns, _ = parse_history(read_lines(Path(str(DEMO_HISTORY))), now_ms=first_rt.clock.now_ms())
+        first.observe(turns)  # everything logged, then distilled
+        first.drain("shop-api")
+        assert report.new_turns == len(turns) == 178
+        mine = [m.model_dump() for m in overlapped.export("shop-api")]
+        assert mine == [m.model_dump() for m in first.export("shop-api")] and len(mine) > 20
+        # the gate: while turns are still being logged, a lookahead never leases less than a batch
+        logging = threading.Event()
+        log = first_rt.log("late")
+        log.append([TurnIn(project="late", user=f"the API listens on port {8000 + i}", request_id=f"l{i}")
+                    for i in range(5)])
+        assert first._start_batch("late", log, 8, logging, wait=False) is None
+        logging.set()
+        started = first._start_batch("late", log, 8, logging, wait=False)
+        assert started is not None and len(started[1]) == 5  # once all is logged: what there is
+    finally:
+        overlapped_rt.shutdown()
+        first_rt.shutdown()
+
+
+def test_a_deeper_extraction_queue_leaves_the_same_memories(tmp_path: Path) -> None:
+    from actors.replay import DEMO_HISTORY
+
+    deep_rt, flat_rt = _frozen_runtime(tmp_path / "deep"), _frozen_runtime(tmp_path / "flat")
+    try:
+        deep, flat = Pipeline(deep_rt, batch_jobs=8), Pipeline(flat_rt, batch_jobs=8)
+        assert flat._lookahead() == 1  # two offline workers of one request each
+        deep._lookahead = lambda: 3  # type: ignore[method-assign]  # three batches extracted ahead
+        for pipe in (deep, flat):
+            replay_file(pipe, Path(str(DEMO_HISTORY)))
+        mine = [m.model_dump() for m in deep.export("shop-api")]
+        assert mine == [m.model_dump() for m in flat.export("shop-api")] and len(mine) > 20
+    finally:
+        deep_rt.shutdown()
+        flat_rt.shutdown()

@@ -74,14 +74,15 @@ def test_killing_an_actor_during_replay_loses_nothing(ray_pipe: tuple[Pipeline, 
     real_drain = pipe.drain
     killed = threading.Event()
 
-    def drain(project: str, progress: Callable[[int], None] | None = None, max_rounds: int = 100_000) -> Any:
+    def drain(project: str, progress: Callable[[int], None] | None = None, max_rounds: int = 100_000,
+              logging: threading.Event | None = None) -> Any:
         def on_progress(n: int) -> None:
             if progress:
                 progress(n)
             if not killed.is_set():
                 killed.set()  # after the first batch: the kill lands while later batches run
                 threading.Thread(target=ray.kill, args=(victim,), kwargs={"no_restart": False}).start()
-        return real_drain(project, progress=on_progress, max_rounds=max_rounds)
+        return real_drain(project, progress=on_progress, max_rounds=max_rounds, logging=logging)
 
     pipe.drain = drain  # type: ignore[method-assign]
     report = replay_file(pipe, DEMO_HISTORY)

@@ -117,6 +117,21 @@ def test_a_log_service_of_a_new_run_frees_the_leases_of_the_old_one(tmp_path: Pa
     second.close()
 
 
+def test_a_batch_of_acks_takes_the_holders_and_ignores_a_stale_one(tmp_path: Path) -> None:
+    log = LogService(tmp_path / "p", FakeClock(), "p", run="run-a")
+    log.append([TurnIn(project="p", user=f"the API listens on port {8080 + i}", request_id=f"r{i}") for i in range(4)])
+    mine = log.lease(["extract"], 3, token="run-a:1")
+    (other,) = log.lease(["extract"], 1, token="run-a:2")
+    ids = [j.id for j in mine]
+    # one call, one transaction: the holder's three acks are taken, another holder's job is not
+    assert log.complete_many([*ids, other.id], token="run-a:1") == [True, True, True, False]
+    assert log.job_counts()["extract"] == {"done": 3, "running": 1}
+    assert log.complete_many([other.id], token="run-a:2") == [True]  # positive control: its holder's ack
+    assert log.complete_many(ids, token="run-a:1") == [True, True, True]  # a retried call is a no-op
+    assert log.job_counts()["extract"] == {"done": 4}
+    log.close()
+
+
 @pytest.mark.parametrize("kinds", [["extract"], ["extract", "repair"]])
 def test_a_held_token_returns_only_jobs_of_the_asked_kinds(conn: sqlite3.Connection, kinds: list[str]) -> None:
     (a,) = _enqueue(conn, "a")

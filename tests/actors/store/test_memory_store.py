@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from actors.store.memory_store import MemoryStore, Review
+from actors.store.memory_store import MemoryStore, Review, Step
 from engine.effects import Effects, JobRequest
 from engine.errors import Conflict, DataDirError, InvalidInput, NotFound, StoreError
 from engine.models import AuditEvent, Memory, Origin, Pool, Tension, TrustState
@@ -286,3 +286,25 @@ def test_jobs_from_effects_dedup_on_key(store: MemoryStore) -> None:
     [leased] = store.lease_jobs(["adjudicate"], 5, now_ms=3, lease_ms=10)
     store.complete_job(leased.id, now_ms=4)
     assert store.job_counts() == {"adjudicate": {"done": 1}}
+
+
+def test_apply_many_writes_each_step_as_apply_would_in_one_transaction(store: MemoryStore, tmp_path: Path) -> None:
+    steps = [Step(Effects(memories=(memory("m1"),), audit=(event("m1"),), receipt="r1", step=1), {"m1": vec(1, 0)}, "a"),
+             Step(Effects(memories=(memory("m2"),), audit=(event("m2"),), receipt="r2", step=2), {"m2": vec(0, 1)}, "b"),
+             Step(Effects(audit=(event("m1", "confirm"),), receipt="r1", step=9), {}, "again")]  # r1 twice
+    assert store.apply_many(steps, now_ms=5) == [True, True, False]
+    one = MemoryStore(tmp_path / "one.sqlite")
+    assert [one.apply(s.effects, s.vectors, 5, s.result, s.content_changed) for s in steps] == [True, True, False]
+    for s in (store, one):
+        assert [m.id for m in s.load_memories()] == ["m1", "m2"] and s.step() == 2
+        assert [e.action for e in s.audit_for("m1")] == ["create"] and s.receipt("r2") == "b"
+    one.close()
+
+
+def test_a_failed_step_of_apply_many_writes_none_of_them(store: MemoryStore) -> None:
+    good = Step(Effects(memories=(memory("m1"),), audit=(event("m1"),), receipt="r1", step=1), {"m1": vec(1.0)})
+    bad = Step(Effects(tensions=(tension("t1", "m1", "ghost"),), receipt="r2", step=2), {})  # foreign key fails
+    with pytest.raises(StoreError):
+        store.apply_many([good, bad], now_ms=1)
+    assert store.load_memories() == [] and not store.has_receipt("r1") and store.step() == 0
+    assert store.apply_many([good], now_ms=1) == [True]  # positive control
