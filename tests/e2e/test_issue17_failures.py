@@ -113,7 +113,7 @@ def workers(pid: int, cls: str) -> list[int]:
 
 def alive(pid: int) -> bool:
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 
@@ -352,11 +352,11 @@ def test_failure2_the_reaper_never_kills_an_unrelated_process_with_ray_in_its_co
 def test_failure2_every_ray_process_of_a_killed_sidecar_is_reaped_also_actors_made_after_start(tmp_path: Path) -> None:
     side = Sidecar(tmp_path, tmp_path / "data")
     try:
-        for p in ("p1", "p2", "p3"):  # project actors are created after the start
+        for p in ("p1", "p2"):  # project actors are created after the start
             r = side.http.post("/v1/observe", json={"project": p, "session": "s", "user": f"the {p} API uses port 8080"})
             assert r.status_code == 200, r.text
         ours = side.below()
-        assert len([t for t in ours.values() if t.startswith("ray::LogService")]) == 3, ours
+        assert len([t for t in ours.values() if t.startswith("ray::LogService")]) == 2, ours
         os.kill(side.pid, signal.SIGKILL)
         assert wait_for(lambda: not alive(side.pid), 10)
         time.sleep(2)
@@ -466,26 +466,44 @@ def test_failure5_sidecar_recalls_on_unknown_projects_start_no_actor(sidecar: Si
     assert grown == 0 and not new_folders, f"3 recalls on unknown projects: {grown} actors, folders {new_folders}"
 
 
+def _capped_sidecar(tmp: Path, cap: int) -> Sidecar:
+    cfg = tmp / "cap.toml"
+    cfg.write_text(f"[runtime]\nmax_live_projects = {cap}\n")
+    try:
+        return Sidecar(tmp, tmp / "data", "--config", str(cfg))
+    except RuntimeError as exc:
+        pytest.fail(f"this dynmem has no cap on live project actors ([runtime] max_live_projects refused): {exc}")
+
+
+def _observe_projects_under_a_cap(tmp: Path, cap: int, projects: list[str]) -> None:
+    side = _capped_sidecar(tmp, cap)
+    try:
+        for p in projects:
+            r = side.http.post("/v1/observe", json={"project": p, "session": "s", "user": f"the {p} API uses port 8080"})
+            assert r.status_code == 200, r.text
+        assert wait_for(lambda: len(side.workers("LogService")) <= cap, 20), side.below()
+        r = side.http.get("/v1/memories", params={"project": projects[0]})  # back on demand, from its stores
+        assert r.status_code == 200, r.text
+        assert len(side.workers("LogService")) <= cap
+    finally:
+        side.stop()
+
+
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_failure5_live_project_actors_are_capped(tmp_path: Path) -> None:
-    cfg = tmp_path / "cap.toml"
-    cfg.write_text("[runtime]\nmax_live_projects = 2\n")
-    try:
-        side = Sidecar(tmp_path, tmp_path / "data", "--config", str(cfg))
-    except RuntimeError as exc:
-        pytest.fail(f"this dynmem has no cap on live project actors ([runtime] max_live_projects refused): {exc}")
-    try:
-        for p in ("c1", "c2", "c3", "c4"):
-            r = side.http.post("/v1/observe", json={"project": p, "session": "s", "user": f"the {p} API uses port 8080"})
-            assert r.status_code == 200, r.text
-        assert wait_for(lambda: len(side.workers("LogService")) <= 2, 20), side.below()
-        r = side.http.get("/v1/memories", params={"project": "c1"})  # back on demand, from its stores
-        assert r.status_code == 200, r.text
-        assert len(side.workers("LogService")) <= 2
-    finally:
-        side.stop()
+    _observe_projects_under_a_cap(tmp_path, 2, ["c1", "c2", "c3"])
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.xfail(strict=True, reason="found by W17v on main e6c8ffa: with [runtime] max_live_projects = 1 the "
+                   "sidecar answers the first observe of a second project with 503 store_error "
+                   "\"store '.../log.sqlite' is closed\"")
+def test_failure5_a_cap_of_one_live_project_still_serves_each_project(tmp_path: Path) -> None:
+    _observe_projects_under_a_cap(tmp_path, 1, ["c1", "c2"])
 
 
 # ---- 6. one bad line aborts a replay ------------------------------------------------------------
@@ -583,6 +601,9 @@ def test_failure7_http_shows_patches_and_forgets_a_global_memory(sidecar: Sideca
 @pytest.mark.ray
 @pytest.mark.slow
 @pytest.mark.timeout(600)
+@pytest.mark.xfail(strict=True, reason="not fixed on main e6c8ffa: Ray's error listener prints '(raylet) A worker "
+                   "died ...' with print_to_stdstream, which writes to sys.stdout, and bridge/cli.py "
+                   "_stdout_for_json_only binds sys.stdout to the real standard output (only fd-1 writes go to stderr)")
 def test_failure8_json_stdout_is_one_document_even_when_a_ray_worker_dies(chaos: ChaosRun) -> None:
     assert chaos.killed  # the run had a worker death, which makes Ray print
     first = chaos.stdout.splitlines()[0] if chaos.stdout else ""
