@@ -20,9 +20,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -40,6 +42,9 @@ DYNMEM = TREE / ".venv" / "bin" / "dynmem"
 HISTORY = REPO / "examples" / "shop-api-history.jsonl"  # 178 turns, project shop-api
 HISTORY_PROJECT = "shop-api"
 CLI_TIMEOUT_S = 120.0
+# Ray's temp folder of every run here: a cluster someone else started with `ray start` on this
+# machine (its /tmp/ray/ray_current_cluster) is never joined. Short: Ray's socket paths must fit.
+RAY_TMP = Path(tempfile.mkdtemp(prefix="r17-", dir="/tmp"))
 
 # Shaped like real credentials, written without reading the redactor.
 PROSE_PASSWORDS = ["Vq7mZ2pLx9wR", "Lm4nB8vQ2zR1", "7Gh2Kq9Wm4Tz"]
@@ -56,7 +61,8 @@ OPENAI = "sk-proj-" + "Tm4Kq9Vx2Lp7Rz5Wc8Yb3Nd6Hf1Gj0Sa"
 def _env(state_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env.update(DYNMEM_STATE_DIR=str(state_dir), RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled",
-               TOKENIZERS_PARALLELISM="false")
+               TOKENIZERS_PARALLELISM="false", RAY_TMPDIR=str(RAY_TMP))
+    env.pop("RAY_ADDRESS", None)
     return env
 
 
@@ -151,6 +157,13 @@ def turn_line(i: int, project: str = "shop", **extra: object) -> bytes:
 
 def iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ray_tmp() -> Iterator[None]:
+    """Set up first, torn down last: after every sidecar and replay of the module has stopped."""
+    yield
+    shutil.rmtree(RAY_TMP, ignore_errors=True)
 
 
 @pytest.fixture
