@@ -146,6 +146,9 @@ class EngineClient(ServiceClient[EngineService]):
     def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None:
         return self.ref.call(EngineService.snapshot, since_version)
 
+    def submit_snapshot(self, since_version: int) -> Pending[tuple[int, list[Memory], dict[str, np.ndarray]] | None]:
+        return self.ref.submit(EngineService.snapshot, since_version)
+
     def recall(self, req: RecallRequest, retrieval_id: str | None = None) -> RecallResult:
         return self.ref.call(EngineService.recall, req, retrieval_id)
 
