@@ -94,9 +94,6 @@ class LogClient(ServiceClient[LogService]):
     def timeline(self, around_turn: int | None = None, limit: int = 20) -> list[Unit]:
         return self.ref.call(LogService.timeline, around_turn, limit)
 
-    def correction_units(self, ids: Sequence[str]) -> list[Unit]:
-        return self.ref.call(LogService.correction_units, ids)
-
     def window(self, unit_id: str, radius: int = 2) -> list[Unit]:
         return self.ref.call(LogService.window, unit_id, radius)
 

@@ -195,6 +195,10 @@ ADMISSION: dict[str, tuple[int, int, float]] = {
     "/v1/recall": (4, 8, 0.15),
     "/v1/observe": (8, 16, 0.1),
 }
+#: The background worker starts a step only after the recalls and observes have been quiet this
+#: long: an agent's calls come in bursts (observe the turn, recall for the next, a tool's search),
+#: and a call that arrives during a step waits for the engine behind it (issue 15).
+FOREGROUND_QUIET_S = 0.2
 #: Observes waiting to be written; past this many, 503 ``overloaded``.
 OBSERVE_MAX_PENDING = 2048
 
@@ -244,8 +248,11 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
 
     for router in ROUTERS:  # one per resource (bridge/routes/): the one place to add an endpoint
         app.include_router(router)
-    # The sidecar's worker yields to these; its stop writes the observes still waiting.
-    app.state.foreground_busy = lambda: observer.busy or any(g.busy for g in gates.values())
+    # The sidecar's worker yields to these (and for FOREGROUND_QUIET_S after the last one, so that
+    # the next call of an agent's burst does not queue behind a background step); its stop
+    # writes the observes still waiting.
+    app.state.foreground_busy = lambda: observer.busy or any(g.quiet_for() < FOREGROUND_QUIET_S
+                                                             for g in gates.values())
     app.state.gates = gates
     app.state.observer = observer
     mount_inspector(app, pipe, tokens, recent)

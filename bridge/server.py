@@ -145,7 +145,8 @@ class Worker(threading.Thread):
                         waited = wait_while(self.foreground_busy, self.YIELD_MAX_S)
                         busy = waited >= self.YIELD_MAX_S
                         done, failed = self.pipe.pump(project, batch=self.BUSY_BATCH if busy else None)
-                        judged = self.pipe.adjudicate(project)
+                        judged = self.pipe.adjudicate(project, n=self.BUSY_BATCH if busy else 32,
+                                                      pause=lambda: wait_while(self.foreground_busy, self.YIELD_MAX_S))
                         if done == 0:
                             judged += self.pipe.repair(project)
                         if done == failed == judged == 0:
