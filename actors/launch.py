@@ -175,7 +175,10 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
             raise ServiceUnavailable(f"no Ray cluster answers at {address}")
         ray.init(address=address, **quiet)
     else:
-        ray.init(num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **quiet)
+        # address="local": a new embedded Ray even when a cluster started by `ray start` runs on
+        # this machine (ray.init() with no address joins the one named in /tmp/ray/ray_current_cluster,
+        # and then refuses num_cpus); joining a cluster is only ever asked for with an address.
+        ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **quiet)
 
 
 def data_node_id(settings: Settings) -> str:
