@@ -51,6 +51,12 @@ PROCESS_DEFAULTS: dict[str, str] = {
     # Quiet, local-only Ray (FACTS.md: usage stats off, no auth token file).
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_AUTH_MODE": "disabled",
+    # Ray starts its workers at nice 15 (its default), below every ordinary process: the actors
+    # that answer the agent (bridge, log, engine, index) then lose the CPU to anything else the
+    # user runs, and a busy machine turns a 10 ms recall into a second. They run at the normal
+    # priority; only model work (extraction, judging, repair) is lowered, by
+    # [runtime] background_nice (actors/launch.py). Read by the raylet of an embedded Ray only.
+    "RAY_worker_niceness": "0",
     # One BLAS thread: query-sized embeddings are latency-bound, and on a busy 2-core machine a
     # thread per core made p95 recall 30x slower (eval/results/perf.notes.md). Ray workers do the same.
     "OPENBLAS_NUM_THREADS": "1",

@@ -35,7 +35,8 @@ from engine.settings import Settings
 
 __all__ = ["INDEX_GROUPS", "Ref", "RemoteIndex", "Runtime", "init_ray", "is_plain_data", "reachable"]
 
-set_process_defaults("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")  # quiet, local-only Ray (FACTS.md)
+# quiet, local-only Ray (FACTS.md), whose workers run at the normal priority (actors/config.py)
+set_process_defaults("RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE", "RAY_worker_niceness")
 
 
 #: Concurrency groups of the IndexActor: a recall's query embedding has its own thread and
@@ -175,9 +176,8 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
             raise ServiceUnavailable(f"no Ray cluster answers at {address}")
         ray.init(address=address, **quiet)
     else:
-        # address="local": a new embedded Ray even when a cluster started by `ray start` runs on
-        # this machine (ray.init() with no address joins the one named in /tmp/ray/ray_current_cluster,
-        # and then refuses num_cpus); joining a cluster is only ever asked for with an address.
+        # "local": always a new embedded Ray. Without an address Ray attaches to any cluster that
+        # `ray start` left on this machine (/tmp/ray/ray_current_cluster), and then refuses num_cpus.
         ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **quiet)
 
 
@@ -208,7 +208,7 @@ def pool_size(backlog: int, lo: int, hi: int, per_worker: int) -> int:
     return max(lo, min(hi, need))
 
 
-_LOCATED: dict[type, type] = {}
+_LOCATED: dict[tuple[type, int], type] = {}
 
 
 def node_id(self: Any) -> str:
@@ -218,12 +218,36 @@ def node_id(self: Any) -> str:
     return str(ray.get_runtime_context().get_node_id())
 
 
-def _located(cls: type) -> type:
-    """``cls`` with a ``node_id()`` method: where its actor runs, so that tests and ``dynmem
-    doctor`` assert placement rather than assume it (the plain class stays untouched)."""
-    if cls not in _LOCATED:
-        _LOCATED[cls] = type(cls.__name__, (cls,), {"node_id": node_id})
-    return _LOCATED[cls]
+def priority(self: Any) -> int:
+    """The actor process's nice value (a method of every actor class, added by :func:`_located`)."""
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def lower_priority(increment: int) -> int:
+    """Make this process yield the CPU to others by ``increment`` nice levels; returns the new nice value.
+
+    A process may always lower its own priority; the call is skipped where the OS has no nice
+    values (the priority is then unchanged)."""
+    if increment > 0 and hasattr(os, "nice"):
+        return os.nice(increment)
+    return priority(None)
+
+
+def _located(cls: type, nice: int = 0) -> type:
+    """``cls`` with ``node_id()`` and ``priority()`` methods: where its actor runs and at which
+    priority, so that tests and ``dynmem doctor`` assert them rather than assume them (the plain
+    class stays untouched). With ``nice`` > 0 the actor's process first lowers its priority: model
+    work in the background yields the CPU to the agents' recalls and observes (issue 17)."""
+    if (cls, nice) not in _LOCATED:
+        members: dict[str, Any] = {"node_id": node_id, "priority": priority}
+        if nice > 0:
+            def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+                lower_priority(nice)
+                cls.__init__(self, *args, **kwargs)
+
+            members["__init__"] = __init__
+        _LOCATED[(cls, nice)] = type(cls.__name__, (cls,), members)
+    return _LOCATED[(cls, nice)]
 
 
 class Runtime:
@@ -362,7 +386,9 @@ class Runtime:
         # Concurrency groups are an actor class option (Ray refuses them in .options()).
         # Any: Ray's ActorHandle typing cannot follow a class chosen at run time
         remote: Any = ray.remote  # its overloads do not list concurrency_groups, which it accepts
-        actor_cls: Any = remote(concurrency_groups=groups)(_located(cls)) if groups else remote(_located(cls))
+        # Model work (stateless) runs at a lower priority than the actors that answer the agent.
+        located = _located(cls, self.settings.runtime.background_nice if stateless else 0)
+        actor_cls: Any = remote(concurrency_groups=groups)(located) if groups else remote(located)
         handle: Any = actor_cls.options(num_cpus=num_cpus, max_concurrency=concurrency, max_restarts=-1,
                                         max_task_retries=0, **self._placement(stateless)).remote(*args)
         self._actors.append(handle)
@@ -391,10 +417,24 @@ class Runtime:
         """Mark ``project`` used now; past the cap of live projects, release the least recently used."""
         self._last_used[project] = self.clock.now_ms()
         self._last_used.move_to_end(project)
+        self._enforce_cap(keep=project)
+
+    def _enforce_cap(self, keep: str = "") -> None:
+        """Release least recently used projects while more than ``max_live_projects`` are live.
+
+        A project used within ``evict_grace_s``, or with jobs pending or running, is passed over:
+        a caller may still hold its clients (an observe in flight, a batch being distilled), and
+        must never find its stores closed. The cap is then exceeded until the next call or sweep
+        (caller holds the lock)."""
         cap = max(1, self.settings.runtime.max_live_projects)
-        while len(self._last_used) > cap:
-            oldest = next(iter(self._last_used))
-            self._release(oldest)
+        grace_ms = int(self.settings.runtime.evict_grace_s * 1000)
+        now = self.clock.now_ms()
+        for project in list(self._last_used):  # least recently used first
+            if len(self._last_used) <= cap:
+                return
+            if project == keep or now - self._last_used[project] < grace_ms or self._has_live_jobs(project):
+                continue
+            self._release(project)
 
     def live_projects(self) -> list[str]:
         """Projects whose log or engine actor is running, least recently used first."""
@@ -410,6 +450,9 @@ class Runtime:
             idle = [p for p, seen in self._last_used.items() if now - seen >= limit_ms and not self._has_live_jobs(p)]
             for project in idle:
                 self._release(project)
+            before = set(self._last_used)
+            self._enforce_cap()  # projects passed over by the cap while in use go now
+            idle += sorted(before - set(self._last_used))
             if not self._last_used:  # nothing live: the extraction pool goes back to its minimum
                 self.scale_extractors(0)
             return idle

@@ -30,6 +30,7 @@ from bridge.routes.context import Bridge
 from bridge.version import __version__
 from engine import errors as E
 from engine.models import TurnIn
+from engine.settings import AdmissionSettings
 
 VERSION = __version__
 MAX_BODY_BYTES = 1_048_576
@@ -186,21 +187,17 @@ def _replaying(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-# Admission control (bridge/admission.py): (calls in flight, callers waiting, longest wait in s)
-# per route. Recalls: a project's engine answers one at a time, so more calls in flight would
-# only queue inside Ray. Observes are written together (group commit), so a few in flight fill a
-# batch. A caller that gets no slot in time is answered 503 ``overloaded`` with Retry-After and
-# nothing was done (the opencode plugin keeps the turn in its outbox and sends it again).
-ADMISSION: dict[str, tuple[int, int, float]] = {
-    "/v1/recall": (4, 8, 0.15),
-    "/v1/observe": (8, 16, 0.1),
-}
 #: The background worker starts a step only after the recalls and observes have been quiet this
 #: long: an agent's calls come in bursts (observe the turn, recall for the next, a tool's search),
 #: and a call that arrives during a step waits for the engine behind it (issue 15).
 FOREGROUND_QUIET_S = 0.2
-#: Observes waiting to be written; past this many, 503 ``overloaded``.
-OBSERVE_MAX_PENDING = 2048
+
+
+def admission_gates(settings: AdmissionSettings) -> dict[str, Gate]:
+    """The gates of the admitted routes (``[admission]`` settings; bridge/admission.py)."""
+    return {"/v1/recall": Gate("/v1/recall", settings.recall_inflight, settings.recall_queue, settings.recall_max_wait_s),
+            "/v1/observe": Gate("/v1/observe", settings.observe_inflight, settings.observe_queue,
+                                settings.observe_max_wait_s)}
 
 
 def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None] = lambda p: None,
@@ -210,9 +207,10 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     tokens = Tokens(data_dir)
     allow_agent_review = pipe.rt.settings.review.allow_agent
     recent = RecentRecalls()  # what /v1/recall served lately, for the inspector's memory pages
-    gates = {path: Gate(path, *bounds) for path, bounds in ADMISSION.items()}
+    admission = pipe.rt.settings.admission
+    gates = admission_gates(admission)
     observer: ObserveBatcher[TurnIn, Any] = ObserveBatcher(lambda turns: pipe.observe(turns),
-                                                           max_pending=OBSERVE_MAX_PENDING)
+                                                           max_pending=admission.observe_max_pending)
     app = FastAPI(title="dynamics-memory", version=VERSION,
                   description="Long-term project memory for coding agents. Every route but /v1/health needs a bearer token.",
                   responses=ERROR_RESPONSES, docs_url=None, redoc_url=None)

@@ -37,9 +37,20 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 
+#: With ``--json``: the real standard output, which only the one JSON document is written to
+#: (``_stdout_for_json_only``); None otherwise.
+_JSON_OUT: list[Any] = []
+
+
+def _write_doc(doc: Any) -> None:
+    out = _JSON_OUT[-1] if _JSON_OUT else sys.stdout
+    out.write(json.dumps(doc, ensure_ascii=False, default=str) + "\n")
+    out.flush()
+
+
 def _emit(args: argparse.Namespace, doc: Any, human: Callable[[], None]) -> None:
     if args.json:
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False, default=str) + "\n")
+        _write_doc(doc)
     else:
         human()
 
@@ -827,26 +838,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 @contextmanager
 def _stdout_for_json_only(enabled: bool) -> Iterator[None]:
-    """With ``--json``, the process's file descriptor 1 points at stderr while the command runs,
-    so that whatever Ray, its workers or a library print there cannot come before or after
-    the one JSON document; ``sys.stdout`` keeps the real standard output for ``_emit``."""
+    """With ``--json``, both the process's file descriptor 1 and ``sys.stdout`` point at stderr
+    while the command runs, so that whatever Ray, its workers or a library print (Ray's error
+    listener writes "A worker died ..." through ``sys.stdout``) cannot come before or after the
+    one JSON document, which ``_write_doc`` writes to a private copy of the real standard output."""
     if not enabled:
         yield
         return
     sys.stdout.flush()
     saved = os.dup(1)
     real = sys.stdout
-    swap = getattr(real, "fileno", None) is not None and _fileno(real) == 1
+    own = _fileno(real) == 1  # else a stream that is not fd 1 (a test's capture): the document goes there
+    out = os.fdopen(os.dup(saved), "w", encoding=getattr(real, "encoding", None) or "utf-8") if own else real
     os.dup2(2, 1)
-    if swap:
-        sys.stdout = os.fdopen(os.dup(saved), "w", encoding=getattr(real, "encoding", None) or "utf-8")
+    sys.stdout = sys.stderr
+    _JSON_OUT.append(out)
     try:
         yield
     finally:
-        if swap:
-            sys.stdout.flush()
-            sys.stdout.close()
-            sys.stdout = real
+        _JSON_OUT.pop()
+        out.flush()
+        if own:
+            out.close()
+        sys.stdout = real
         os.dup2(saved, 1)
         os.close(saved)
 
@@ -861,7 +875,7 @@ def _fileno(stream: Any) -> int:
 def _fail(args: argparse.Namespace | None, code: str, message: str, status: int = EXIT_ERROR) -> int:
     """One error: a JSON document on stdout with ``--json``, else ``error[code]: message`` on stderr."""
     if args is not None and getattr(args, "json", False):
-        sys.stdout.write(json.dumps({"error": message, "code": code}, ensure_ascii=False) + "\n")
+        _write_doc({"error": message, "code": code})
     else:
         print(f"error[{code}]: {message}", file=sys.stderr)
     if args is not None and getattr(args, "debug", False):

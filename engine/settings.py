@@ -187,6 +187,10 @@ class RuntimeSettings(_Section):
     extraction_num_cpus: float = setting(0.0, "CPUs each extraction worker asks of Ray",
                                          "0 on a laptop; > 0 on an autoscaling cluster, so that workers the cluster "
                                          "cannot place yet are resource demand the autoscaler sees", ge=0)
+    background_nice: int = setting(10, "nice levels by which model-work actors (extraction, judging, repair) lower their "
+                                   "process priority; 0: same priority as the rest",
+                                   "on a small machine, background extraction must not slow the agent's recalls and "
+                                   "observes (issue 17: p99 under 50 clients)", ge=0, le=19)
     data_node: str = setting("", "Ray node id that holds the data directory (actors owning files are pinned there); "
                              "empty: the node of the process that opens the data directory",
                              "SQLite files must be written on the node whose disk holds them")
@@ -199,8 +203,31 @@ class RuntimeSettings(_Section):
                                     "each on Ray, FACTS.md)")
     max_live_projects: int = setting(32, "projects with live actors at once; the least recently used go first",
                                      "bounds memory at about 5 GB of project actors (FACTS.md: ~77 MB per actor)")
+    evict_grace_s: float = setting(30.0, "seconds a project stays live after its last call even past max_live_projects "
+                                   "(it goes at the next call or sweep after that)",
+                                   "a caller may still hold its clients: an observe in flight must never find its "
+                                   "log closed (with a cap of 1 it did, issue 17)", ge=0)
     idle_stop_min: float = setting(30.0, "minutes without a request after which the sidecar stops itself; 0: never",
                                    "an idle sidecar holds ~940 MiB of Ray (FACTS.md)", ge=0)
+
+
+class AdmissionSettings(_Section):
+    """Admission control of the sidecar (bridge/admission.py): bounded work, a clear 503 refusal."""
+
+    recall_inflight: int = setting(4, "recalls served at once", "a project's engine answers one recall at a time, so "
+                                   "more in flight would only queue inside Ray", ge=1)
+    recall_queue: int = setting(8, "recalls waiting for a slot at most", "twice the slots: a short burst waits, a "
+                                "flood is refused", ge=0)
+    recall_max_wait_s: float = setting(0.15, "seconds a recall waits for a slot before it is refused",
+                                       "the agent's prompt waits for the recall; past this, no memory beats late memory",
+                                       ge=0)
+    observe_inflight: int = setting(8, "observes taken at once (they are written together, one commit per batch)",
+                                    "a few in flight fill a group-commit batch", ge=1)
+    observe_queue: int = setting(16, "observes waiting for a slot at most", "twice the slots", ge=0)
+    observe_max_wait_s: float = setting(0.1, "seconds an observe waits for a slot before it is refused",
+                                        "a refused turn stays in the plugin's outbox and is sent again", ge=0)
+    observe_max_pending: int = setting(2048, "observes waiting to be written; past this many, 503 overloaded",
+                                       "bounds the sidecar's memory if the log's disk stalls", ge=1)
 
 
 class Settings(_Section):
@@ -212,6 +239,7 @@ class Settings(_Section):
     review: ReviewSettings = ReviewSettings()
     repair: RepairSettings = RepairSettings()
     runtime: RuntimeSettings = RuntimeSettings()
+    admission: AdmissionSettings = AdmissionSettings()
 
 
 def _toml_value(value: object) -> str:

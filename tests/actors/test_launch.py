@@ -44,3 +44,32 @@ def test_in_process_services_build_their_client_from_settings_or_take_a_test_cli
         assert rt.adjudicator.ping() == "named" and rt.investigator.ping() == "named"
     finally:
         rt.shutdown()
+
+
+def _hash_settings(nice: int) -> Settings:
+    base = Settings()
+    return base.model_copy(update={"embedder": EmbedderSettings(name="hash"),
+                                   "runtime": base.runtime.model_copy(update={"background_nice": nice})})
+
+
+@pytest.mark.ray
+def test_model_work_runs_below_the_actors_that_answer_the_agent(ray_session: None, tmp_path: Path) -> None:
+    """Extraction, judging and repair yield the CPU to the log, engine and index actors (issue 17)."""
+    from actors.launch import priority
+
+    rt = Runtime(tmp_path / "a", _hash_settings(7))
+    try:
+        engine = rt.engine("p").ref.call(priority)
+        log = rt.log("p").ref.call(priority)
+        index = rt.index.ref.call(priority)
+        background = [ref.ref.call(priority) for ref in (*rt.extractors, rt.adjudicator, rt.investigator)]
+        assert engine == log == index
+        assert all(b == min(19, engine + 7) for b in background), (engine, background)
+    finally:
+        rt.shutdown()
+    # positive control: with background_nice 0, model work runs at the same priority
+    rt = Runtime(tmp_path / "b", _hash_settings(0))
+    try:
+        assert rt.extractors[0].ref.call(priority) == rt.engine("p").ref.call(priority)
+    finally:
+        rt.shutdown()

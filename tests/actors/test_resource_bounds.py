@@ -49,7 +49,7 @@ def test_idle_projects_are_released_and_come_back_and_live_ones_are_capped(tmp_p
     clock = FakeClock()
     settings = load_settings().model_copy(update={
         "embedder": EmbedderSettings(name="hash"),
-        "runtime": RuntimeSettings(idle_release_s=600.0, max_live_projects=2)})
+        "runtime": RuntimeSettings(idle_release_s=600.0, max_live_projects=2, evict_grace_s=1.0)})
     rt = Runtime(tmp_path / "data", settings, use_ray=False, clock=clock)
     pipe = Pipeline(rt)
     try:
@@ -71,5 +71,34 @@ def test_idle_projects_are_released_and_come_back_and_live_ones_are_capped(tmp_p
         pipe.drain("p1")
         clock.advance(3_600_000)
         assert rt.release_idle() == ["p1"] and rt.live_projects() == []
+    finally:
+        rt.shutdown()
+
+
+def test_a_project_in_use_is_not_released_by_the_cap_until_its_grace_ends(tmp_path: Path) -> None:
+    """With a cap of one live project, a second project's call must not close the first one's
+    stores under a caller that still holds its client (issue 17: 'log.sqlite is closed')."""
+    from actors.clock import FakeClock
+    from engine.settings import RuntimeSettings
+
+    clock = FakeClock()
+    settings = load_settings().model_copy(update={
+        "embedder": EmbedderSettings(name="hash"),
+        "runtime": RuntimeSettings(max_live_projects=1, evict_grace_s=30.0)})
+    rt = Runtime(tmp_path / "data", settings, use_ray=False, clock=clock)
+    pipe = Pipeline(rt)
+    try:
+        pipe.observe([TurnIn(project="c1", user="the c1 API listens on port 8080", ts_ms=clock.now_ms())])
+        held = rt.log("c1")  # a caller in the middle of its work on c1
+        pipe.observe([TurnIn(project="c2", user="the c2 API listens on port 9090", ts_ms=clock.now_ms())])
+        assert sorted(rt.live_projects()) == ["c1", "c2"]  # over the cap while c1 is in use
+        assert held.job_counts()["extract"]["pending"] == 1  # its store is still open
+        pipe.drain("c1")
+        pipe.drain("c2")
+        clock.advance(31_000)
+        assert rt.release_idle() == ["c1"]  # after the grace the cap releases the least recently used
+        assert rt.live_projects() == ["c2"]
+        assert any("8080" in m.text for m in pipe.memories("c1"))  # and it comes back on demand
+        assert rt.live_projects() == ["c1"]  # the cap holds again: c2 went (its grace is over too)
     finally:
         rt.shutdown()

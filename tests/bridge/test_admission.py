@@ -14,14 +14,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-import bridge.app as app_module
 from actors.launch import Runtime
 from actors.pipeline import Pipeline
 from bridge.admission import Gate, ObserveBatcher
 from bridge.app import create_app
 from bridge.auth import TOKEN_FILE
 from engine.errors import Conflict, Overloaded
-from engine.settings import EmbedderSettings, Settings
+from engine.settings import AdmissionSettings, EmbedderSettings, Settings
 
 WAIT_S = 60.0  # generous: these waits end as soon as the other thread got there
 
@@ -165,9 +164,11 @@ def test_a_full_observe_queue_refuses_and_a_stopped_batcher_writes_what_waits() 
 
 # ---- over HTTP -------------------------------------------------------------------------------
 @pytest.fixture
-def tight(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TestClient, Pipeline, dict[str, str]]]:
-    monkeypatch.setattr(app_module, "ADMISSION", {"/v1/recall": (1, 0, 0.0), "/v1/observe": (1, 0, 0.0)})
-    rt = Runtime(tmp_path, Settings().model_copy(update={"embedder": EmbedderSettings(name="hash")}), use_ray=False)
+def tight(tmp_path: Path) -> Iterator[tuple[TestClient, Pipeline, dict[str, str]]]:
+    one = AdmissionSettings(recall_inflight=1, recall_queue=0, recall_max_wait_s=0.0, observe_inflight=1,
+                            observe_queue=0, observe_max_wait_s=0.0)
+    rt = Runtime(tmp_path, Settings().model_copy(update={"embedder": EmbedderSettings(name="hash"), "admission": one}),
+                 use_ray=False)
     pipe = Pipeline(rt)
     app = create_app(pipe, tmp_path)
     auth = {"Authorization": f"Bearer {(tmp_path / TOKEN_FILE).read_text().strip()}"}
