@@ -368,9 +368,14 @@ class _KeepAlive:
         from urllib.parse import urlsplit
 
         parts = urlsplit(url)
-        self._connect = lambda: http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
+        self._host, self._port = parts.hostname or "127.0.0.1", parts.port
         self._conn = self._connect()
         self._headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+    def _connect(self) -> Any:
+        import http.client
+
+        return http.client.HTTPConnection(self._host, self._port, timeout=60)
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
         import http.client
