@@ -234,6 +234,8 @@ def test_a_gate_is_quiet_only_once_its_last_call_has_ended() -> None:
 
 def test_the_background_worker_waits_for_a_quiet_moment_after_a_call(
         tight: tuple[TestClient, Pipeline, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    import bridge.app as app_module
+
     client, _, auth = tight
     busy = client.app.state.foreground_busy  # type: ignore[attr-defined]
     assert not busy()  # nothing called yet
