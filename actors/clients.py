@@ -97,9 +97,6 @@ class LogClient(ServiceClient[LogService]):
     def timeline(self, around_turn: int | None = None, limit: int = 20) -> list[Unit]:
         return self.ref.call(LogService.timeline, around_turn, limit)
 
-    def correction_units(self, ids: Sequence[str]) -> list[Unit]:
-        return self.ref.call(LogService.correction_units, ids)
-
     def window(self, unit_id: str, radius: int = 2) -> list[Unit]:
         return self.ref.call(LogService.window, unit_id, radius)
 
@@ -152,6 +149,9 @@ class EngineClient(ServiceClient[EngineService]):
 
     def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None:
         return self.ref.call(EngineService.snapshot, since_version)
+
+    def submit_snapshot(self, since_version: int) -> Pending[tuple[int, list[Memory], dict[str, np.ndarray]] | None]:
+        return self.ref.submit(EngineService.snapshot, since_version)
 
     def recall(self, req: RecallRequest, retrieval_id: str | None = None) -> RecallResult:
         return self.ref.call(EngineService.recall, req, retrieval_id)

@@ -27,6 +27,7 @@ import numpy as np
 
 from actors.clock import Clock
 from actors.index_actor import IndexChange
+from actors.ref import Pending, Ref
 from actors.store.memory_store import AuditRecord, MemoryStore, Review, Step
 from actors.store.snapshots import LEXICAL_FILE, VECTORS_FILE, drop, load_lexical, save_lexical
 from actors.wire import (
@@ -46,7 +47,7 @@ from actors.wire import (
 )
 from engine.dynamics import credit, rebalance
 from engine.effects import Effects, JobRequest
-from engine.errors import Conflict, DynmemError, EmptyQuery, IndexError_, InvalidInput, NotFound, StoreError
+from engine.errors import ActorDied, Conflict, DynmemError, EmptyQuery, IndexError_, InvalidInput, NotFound, StoreError
 from engine.forget import expire_due, purge, retract
 from engine.ingest import ingest, rivals_of
 from engine.keys import normalize_belief, normalize_key, resolve_key
@@ -84,6 +85,9 @@ class GlobalPort(Protocol):
     """Read access to the global scope's engine, for recall from a project."""
 
     def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None: ...
+
+    def submit_snapshot(self, since_version: int
+                        ) -> Pending[tuple[int, list[Memory], dict[str, np.ndarray]] | None]: ...
 
 
 _DUPLICATE = IngestReport(outcomes={"duplicate_job": 1}, memory_ids=(), applied=False)
@@ -486,11 +490,29 @@ class EngineService:
     def _refresh_global(self) -> None:
         if self.global_engine is None:
             return
-        snap = self.global_engine.snapshot(self._global_version)
-        if snap is not None:
-            self._global_version, mems, vecs = snap
-            self._global = MemoryTable(mems)
-            self._global_vectors = vecs
+        self._take_global(self.global_engine.snapshot(self._global_version))
+
+    def _take_global(self, snap: tuple[int, list[Memory], dict[str, np.ndarray]] | None) -> bool:
+        """Hold the global scope's snapshot, if it changed; returns whether it did."""
+        if snap is None:
+            return False
+        self._global_version, mems, vecs = snap
+        self._global = MemoryTable(mems)
+        self._global_vectors = vecs
+        return True
+
+    def _submit_global(self) -> Pending[tuple[int, list[Memory], dict[str, np.ndarray]] | None] | None:
+        return None if self.global_engine is None else self.global_engine.submit_snapshot(self._global_version)
+
+    def _finish_global(self, pending: Pending[tuple[int, list[Memory], dict[str, np.ndarray]] | None] | None) -> bool:
+        """Wait for the snapshot asked by :meth:`_submit_global`; returns whether the global scope changed."""
+        if pending is None or self.global_engine is None:
+            return False
+        try:
+            snap = Ref.result(pending)
+        except ActorDied:  # the global engine is being restarted: ask again, waiting for it
+            snap = self.global_engine.snapshot(self._global_version)
+        return self._take_global(snap)
 
     def snapshot(self, since_version: int) -> tuple[int, list[Memory], dict[str, np.ndarray]] | None:
         """Servable memories and vectors, if anything changed since ``since_version``."""
@@ -523,14 +545,20 @@ class EngineService:
         if self.project is None:
             req = req.model_copy(update={"passive": True})
         t0 = self.clock.now_ms()
-        self._refresh_global()
+        # Whether the global scope changed is asked of its engine while the index embeds and
+        # searches (the two round trips overlap: one hop less on the recall path, issue 15).
+        pending_global = self._submit_global()
         r = self.settings.retrieval
         scopes = sorted(readable_scopes(project))
         lex = self.table.lexical.search(query, r.shortlist)
-        lex.update({k: v for k, v in self._global.lexical.search(query, r.shortlist).items() if k not in lex})
+        global_lex = self._global.lexical.search(query, r.shortlist)
         # One reply brings the FAISS shortlist and the vectors of every candidate (hits and lexical
         # ones), from the index's memory: the hot path reads nothing from disk.
-        qvec, found, vectors = self.index.embed_search_vectors(query, scopes, r.shortlist, sorted(lex))
+        qvec, found, vectors = self.index.embed_search_vectors(query, scopes, r.shortlist,
+                                                               sorted(set(lex) | set(global_lex)))
+        if self._finish_global(pending_global):  # changed: its lexical shortlist as it is now
+            global_lex = self._global.lexical.search(query, r.shortlist)
+        lex.update({k: v for k, v in global_lex.items() if k not in lex})
         hits = dict(found)
         pool: list[Shortlisted] = []
         as_of = req.as_of_ms

@@ -507,9 +507,9 @@ class Runtime:
 
     def _engine(self, project: str) -> EngineClient:
         if project not in self._engines:
-            glob = self.global_engine if self.use_ray else self.global_engine.target
+            # The global engine's client, in process too: its Ref serialises calls like the actor would.
             self._engines[project] = EngineClient(self._spawn(EngineService, project, self.data_dir, self.settings,
-                                                              self._index_port(), self.clock, glob))
+                                                              self._index_port(), self.clock, self.global_engine))
         return self._engines[project]
 
     def has_project(self, project: str) -> bool:

@@ -10,7 +10,6 @@ from actors.clock import Clock
 from actors.store.log_store import LogHit, LogStore
 from engine.errors import Conflict
 from engine.models import Job, TurnIn, Unit
-from engine.miss_signals import is_correction
 
 
 class LogService:
@@ -78,10 +77,6 @@ class LogService:
 
     def timeline(self, around_turn: int | None = None, limit: int = 20) -> list[Unit]:
         return self.store.timeline(around_turn=around_turn, limit=limit)
-
-    def correction_units(self, ids: Sequence[str]) -> list[Unit]:
-        """Those of ``ids`` whose user text opens with a correction ("no, it's ...")."""
-        return [u for u in self.store.units(list(ids)) if is_correction(u.user)]
 
     def window(self, unit_id: str, radius: int = 2) -> list[Unit]:
         return self.store.window(unit_id, radius)

@@ -34,7 +34,7 @@ from engine.limits import check_turn_size, check_turn_time
 from engine.models import Job, Memory, Origin, Sensitivity, TurnIn, Unit
 from engine.retrieval import ScoreTerms
 from engine.scopes import project_scope
-from engine.miss_signals import is_memory_question
+from engine.miss_signals import is_correction, is_memory_question
 
 
 class ObserveAck(BaseModel):
@@ -90,13 +90,14 @@ class Pipeline:
             by_project.setdefault(t.project, []).append(t)
         for project, batch in by_project.items():
             log = self.rt.log(project)
-            new_ids: list[str] = []
+            corrections: list[Unit] = []
             for unit, created in log.append(batch):
                 acks.append(ObserveAck(unit_id=unit.id, project=project, turn=unit.turn, created=created))
-                if created:
-                    new_ids.append(unit.id)
-            # A user correction at the start of a turn is a miss signal ("no, it's ...").
-            for unit in log.correction_units(new_ids) if new_ids else []:
+                # A user correction at the start of a turn is a miss signal ("no, it's ..."), read on
+                # the unit as stored (redacted), which the append returns: no second call to the log.
+                if created and is_correction(unit.user):
+                    corrections.append(unit)
+            for unit in corrections:
                 repair.signal(log, "correction", unit.user, bound_turn=unit.turn + 1, session=unit.session,
                               daily_cap=self.rt.settings.repair.daily_cap)
         return acks
@@ -307,12 +308,17 @@ class Pipeline:
                 fut = ex.submit_extract(units, scope)
         raise AssertionError("unreachable")
 
-    def adjudicate(self, project: str, n: int = 32) -> int:
-        """Judge leased tensions of a project with the model client and apply the verdicts."""
+    def adjudicate(self, project: str, n: int = 32, pause: Callable[[], object] | None = None) -> int:
+        """Judge leased tensions of a project with the model client and apply the verdicts.
+
+        ``pause`` is called before each verdict (the sidecar's worker waits there while agents'
+        calls are in flight, so that a recall never queues behind a whole batch)."""
         engine = self.rt.engine(project)
         decided = 0
         token = self._token()
         for job_id, tension_id, a, b in engine.lease_adjudications(n, self._lease_ms(), token):
+            if pause is not None:
+                pause()
             try:
                 j = self.rt.adjudicator.judge(a, b)
                 by = Origin.RULES if j.decided_by == "rules" else Origin.JUDGE

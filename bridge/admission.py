@@ -48,11 +48,16 @@ class Gate:
         self.inflight = 0
         self.admitted = 0
         self.refused = 0
+        self.last_done = float("-inf")  # time.monotonic() when the last admitted call ended
 
     @property
     def busy(self) -> bool:
         """Whether a call is in flight or waiting (read from other threads: a snapshot)."""
         return self.inflight + self.waiting > 0
+
+    def quiet_for(self) -> float:
+        """Seconds since the last call ended (0 while one is in flight or waiting)."""
+        return 0.0 if self.busy else max(0.0, time.monotonic() - self.last_done)
 
     def _overloaded(self, why: str) -> Overloaded:
         self.refused += 1
@@ -81,6 +86,7 @@ class Gate:
             yield
         finally:
             self.inflight -= 1
+            self.last_done = time.monotonic()
             self._slots.release()
 
 

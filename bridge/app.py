@@ -8,14 +8,16 @@ handlers, and every router of ``bridge.routes.ROUTERS`` (one per resource), over
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from actors.pipeline import Pipeline
 from bridge import wire
@@ -74,6 +76,123 @@ def _err(status: int, message: str, code: str, headers: dict[str, str] | None = 
     return JSONResponse({"error": message, "code": code}, status_code=status, headers=headers)
 
 
+class _TooLarge(Exception):
+    """The body went past :data:`MAX_BODY_BYTES` while it was read."""
+
+
+class Guard:
+    """Every request passes here first: body size and type, bearer tokens, then admission.
+
+    A plain ASGI middleware, not ``@app.middleware("http")``: Starlette's ``BaseHTTPMiddleware``
+    runs the rest of the app in a task group with memory streams, which cost about as much as
+    the recall route itself per request (py-spy on the sidecar, issue 15). The body is read
+    once here (to bound it) and handed on unchanged.
+    """
+
+    def __init__(self, app: ASGIApp, tokens: Tokens, gates: dict[str, Gate], allow_agent_review: bool,
+                 on_request: Callable[[], None]) -> None:
+        self.app, self.tokens, self.gates = app, tokens, gates
+        self.allow_agent_review, self.on_request = allow_agent_review, on_request
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.on_request()
+        refusal = await self._refusal(scope, receive)
+        if isinstance(refusal, Response):
+            await refusal(scope, receive, send)
+            return
+        receive = refusal if refusal is not None else receive
+        path, method = scope["path"], scope["method"]
+        gate = self.gates.get(path) if method == "POST" else None
+        if gate is None:
+            await self.app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+        try:
+            async with gate.admit():
+                t1 = time.perf_counter()
+
+                async def timed(message: Message) -> None:
+                    if message["type"] == "http.response.start":
+                        # Server-Timing (W3C): time waiting for admission and time serving, as the sidecar saw them
+                        MutableHeaders(scope=message).append(
+                            "Server-Timing", f"admit;dur={(t1 - t0) * 1000:.1f}, "
+                                             f"serve;dur={(time.perf_counter() - t1) * 1000:.1f}")
+                    await send(message)
+
+                await self.app(scope, receive, timed)
+        except E.Overloaded as exc:  # refused before anything was done
+            await _err(status_of(exc), exc.message, exc.code, {"Retry-After": str(exc.retry_after_s)})(
+                scope, receive, send)
+
+    async def _refusal(self, scope: Scope, receive: Receive) -> Response | Receive | None:
+        """An error reply for a request refused here, else the ``receive`` that replays its body (or None)."""
+        headers = Headers(scope=scope)
+        path, method = scope["path"], scope["method"]
+        replay: Receive | None = None
+        if method in ("POST", "PATCH", "PUT"):
+            length = headers.get("content-length")
+            if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+                return _err(413, f"request body over {MAX_BODY_BYTES} bytes", E.PayloadTooLarge.code)
+            try:
+                body = await _read_body(receive)
+            except _TooLarge:
+                return _err(413, f"request body over {MAX_BODY_BYTES} bytes", E.PayloadTooLarge.code)
+            ctype = headers.get("content-type", "")
+            if body and "json" not in ctype.lower() and not path.startswith("/ui/"):  # /ui: forms, checked there
+                return _err(415, "send JSON (Content-Type: application/json)", "unsupported_media_type")
+            replay = _replaying(body, receive)
+        if path.startswith("/v1/") and path != "/v1/health":
+            try:
+                if method == "POST" and path.startswith("/v1/reviews/") and not self.allow_agent_review:
+                    self.tokens.check_review(headers.get("authorization"))
+                else:
+                    self.tokens.check_api(headers.get("authorization"))
+            except E.DynmemError as exc:
+                return _err(status_of(exc), exc.message, exc.code)
+        return replay
+
+
+async def _read_body(receive: Receive) -> bytes:
+    """The whole request body; :class:`_TooLarge` as soon as it passes :data:`MAX_BODY_BYTES`."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away: the app sees an empty body
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _TooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the app the body already read, then whatever the client sends next."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+#: The background worker starts a step only after the recalls and observes have been quiet this
+#: long: an agent's calls come in bursts (observe the turn, recall for the next, a tool's search),
+#: and a call that arrives during a step waits for the engine behind it (issue 15).
+FOREGROUND_QUIET_S = 0.2
+
+
 def admission_gates(settings: AdmissionSettings) -> dict[str, Gate]:
     """The gates of the admitted routes (``[admission]`` settings; bridge/admission.py)."""
     return {"/v1/recall": Gate("/v1/recall", settings.recall_inflight, settings.recall_queue, settings.recall_max_wait_s),
@@ -81,8 +200,10 @@ def admission_gates(settings: AdmissionSettings) -> dict[str, Gate]:
                                 settings.observe_max_wait_s)}
 
 
-def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None] = lambda p: None) -> FastAPI:
-    """Build the app over a pipeline; ``on_observe`` wakes the background worker for a project."""
+def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None] = lambda p: None,
+               on_request: Callable[[], None] = lambda: None) -> FastAPI:
+    """Build the app over a pipeline; ``on_observe`` wakes the background worker for a project,
+    ``on_request`` is called as each request arrives (the sidecar's idle clock)."""
     tokens = Tokens(data_dir)
     allow_agent_review = pipe.rt.settings.review.allow_agent
     recent = RecentRecalls()  # what /v1/recall served lately, for the inspector's memory pages
@@ -97,41 +218,8 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     app.state.bridge = Bridge(pipe=pipe, data_dir=Path(data_dir), tokens=tokens, recent=recent, on_observe=on_observe,
                               observer=observer)
 
-    @app.middleware("http")
-    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        path = request.url.path
-        if request.method in ("POST", "PATCH", "PUT"):
-            length = request.headers.get("content-length")
-            if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-                return _err(413, f"request body over {MAX_BODY_BYTES} bytes", E.PayloadTooLarge.code)
-            body = await request.body()
-            if len(body) > MAX_BODY_BYTES:
-                return _err(413, f"request body over {MAX_BODY_BYTES} bytes", E.PayloadTooLarge.code)
-            ctype = request.headers.get("content-type", "")
-            if body and "json" not in ctype.lower() and not path.startswith("/ui/"):  # /ui: forms, checked there
-                return _err(415, "send JSON (Content-Type: application/json)", "unsupported_media_type")
-        if path.startswith("/v1/") and path != "/v1/health":
-            try:
-                if request.method == "POST" and path.startswith("/v1/reviews/") and not allow_agent_review:
-                    tokens.check_review(request.headers.get("authorization"))
-                else:
-                    tokens.check_api(request.headers.get("authorization"))
-            except E.DynmemError as exc:
-                return _err(status_of(exc), exc.message, exc.code)
-        gate = gates.get(path) if request.method == "POST" else None
-        if gate is None:
-            return await call_next(request)
-        t0 = time.perf_counter()
-        try:
-            async with gate.admit():
-                t1 = time.perf_counter()
-                response = await call_next(request)
-        except E.Overloaded as exc:  # refused before anything was done
-            return _err(status_of(exc), exc.message, exc.code, {"Retry-After": str(exc.retry_after_s)})
-        # Server-Timing (W3C): time waiting for admission and time serving, as the sidecar saw them
-        response.headers["Server-Timing"] = (f"admit;dur={(t1 - t0) * 1000:.1f}, "
-                                             f"serve;dur={(time.perf_counter() - t1) * 1000:.1f}")
-        return response
+    app.add_middleware(Guard, tokens=tokens, gates=gates, allow_agent_review=allow_agent_review,
+                       on_request=on_request)
 
     @app.exception_handler(E.DynmemError)
     async def dynmem_error(request: Request, exc: E.DynmemError) -> JSONResponse:
@@ -158,8 +246,11 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
 
     for router in ROUTERS:  # one per resource (bridge/routes/): the one place to add an endpoint
         app.include_router(router)
-    # The sidecar's worker yields to these; its stop writes the observes still waiting.
-    app.state.foreground_busy = lambda: observer.busy or any(g.busy for g in gates.values())
+    # The sidecar's worker yields to these (and for FOREGROUND_QUIET_S after the last one, so that
+    # the next call of an agent's burst does not queue behind a background step); its stop
+    # writes the observes still waiting.
+    app.state.foreground_busy = lambda: observer.busy or any(g.quiet_for() < FOREGROUND_QUIET_S
+                                                             for g in gates.values())
     app.state.gates = gates
     app.state.observer = observer
     mount_inspector(app, pipe, tokens, recent)

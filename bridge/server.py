@@ -145,7 +145,8 @@ class Worker(threading.Thread):
                         waited = wait_while(self.foreground_busy, self.YIELD_MAX_S)
                         busy = waited >= self.YIELD_MAX_S
                         done, failed = self.pipe.pump(project, batch=self.BUSY_BATCH if busy else None)
-                        judged = self.pipe.adjudicate(project)
+                        judged = self.pipe.adjudicate(project, n=self.BUSY_BATCH if busy else 32,
+                                                      pause=lambda: wait_while(self.foreground_busy, self.YIELD_MAX_S))
                         if done == 0:
                             judged += self.pipe.repair(project)
                         if done == failed == judged == 0:
@@ -168,7 +169,7 @@ class BridgeServer:
         self.worker = Worker(self.pipe, self.runtime.projects_on_disk())
         self.server: Any = None
         self.app: Any = None
-        self.task: Any = None
+        self.thread: threading.Thread | None = None
         self.last_request = time.monotonic()
 
     async def start(self) -> str:
@@ -176,29 +177,42 @@ class BridgeServer:
 
         from bridge.app import create_app
 
-        import anyio.to_thread
-
-        app = create_app(self.pipe, self.data_dir, on_observe=self.worker.wake)
+        app = create_app(self.pipe, self.data_dir, on_observe=self.worker.wake, on_request=self._seen)
         self.app = app
         self.worker.foreground_busy = app.state.foreground_busy
-        # Sync routes run in anyio's thread pool (40 by default): room for every admitted and
-        # waiting call, so that admission (bridge/admission.py) decides, not a hidden queue.
-        anyio.to_thread.current_default_thread_limiter().total_tokens = 128
-
-        @app.middleware("http")
-        async def seen(request: Any, call_next: Any) -> Any:  # any request counts as use (idle stop)
-            self.last_request = time.monotonic()
-            return await call_next(request)
-
+        # uvicorn serves on its own thread and event loop (uvloop and httptools when installed),
+        # not on the actor's loop: there ``asyncio.run`` makes the server the loop's root task,
+        # so anyio keeps its worker threads for the sync routes. On the actor's loop anyio took
+        # each request's task as the root and stopped its workers with it: two new threads per
+        # request (py-spy on the sidecar, issue 15).
         config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", access_log=False,
-                                loop="asyncio", lifespan="off")
+                                lifespan="off")
         self.server = uvicorn.Server(config)
-        self.task = asyncio.get_running_loop().create_task(self.server.serve())
+        failure: list[BaseException] = []
+
+        def serve() -> None:
+            import anyio.to_thread
+
+            async def main() -> None:
+                # Sync routes run in anyio's thread pool (40 by default): room for every admitted and
+                # waiting call, so that admission (bridge/admission.py) decides, not a hidden queue.
+                anyio.to_thread.current_default_thread_limiter().total_tokens = 128
+                await self.server.serve()
+
+            try:
+                uvicorn_run(main, config)
+            except BaseException as exc:  # reported by start(), below
+                failure.append(exc)
+
+        self.thread = threading.Thread(target=serve, name="dynmem-http", daemon=True)
+        self.thread.start()
         for _ in range(500):
             if self.server.started:
                 break
-            if self.task.done():
-                self.task.result()  # raises the startup error (e.g. port in use)
+            if not self.thread.is_alive():
+                if failure:
+                    raise ServiceUnavailable(f"the HTTP server did not start: {failure[0]}") from failure[0]
+                raise ServiceUnavailable("the HTTP server did not start")
             await asyncio.sleep(0.02)
         else:
             raise ServiceUnavailable("the HTTP server did not start")
@@ -206,6 +220,9 @@ class BridgeServer:
         self.worker.event.set()
         sock = self.server.servers[0].sockets[0].getsockname()
         return f"http://{self.host}:{sock[1]}"
+
+    def _seen(self) -> None:  # any request counts as use (idle stop)
+        self.last_request = time.monotonic()
 
     def idle_s(self) -> float:
         """Seconds without a request and without background work (0 while a project is hot)."""
@@ -218,12 +235,22 @@ class BridgeServer:
         self.worker.event.set()
         if self.server is not None:
             self.server.should_exit = True
-            if self.task is not None:
-                await asyncio.wait([self.task], timeout=5)
+            if self.thread is not None:
+                await asyncio.get_running_loop().run_in_executor(None, self.thread.join, 5)
         if self.app is not None:  # write (and acknowledge) the observes waiting before the stores close
             await asyncio.get_running_loop().run_in_executor(None, self.app.state.observer.stop, 10)
         await asyncio.get_running_loop().run_in_executor(None, self.worker.join, 5)
         self.runtime.shutdown()
+
+
+def uvicorn_run(main: Any, config: Any) -> None:
+    """Run ``main()`` in a new event loop on this thread, of the kind uvicorn picks (uvloop if installed)."""
+    factory = config.get_loop_factory() if hasattr(config, "get_loop_factory") else None
+    if factory is None:
+        asyncio.run(main())
+        return
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(main())
 
 
 def _health(url: str, timeout_s: float = 1.0) -> bool:

@@ -37,8 +37,11 @@ class Bridge:
     observer: ObserveBatcher[TurnIn, Any]  # observes written together (group commit, bridge/admission.py)
 
 
-def bridge(request: Request) -> Bridge:
-    """The app's :class:`Bridge` (a FastAPI dependency)."""
+async def bridge(request: Request) -> Bridge:
+    """The app's :class:`Bridge` (a FastAPI dependency).
+
+    ``async`` so that FastAPI calls it on the event loop: a plain ``def`` dependency is run in
+    the thread pool, one more thread hop for every request."""
     ctx = request.app.state.bridge
     assert isinstance(ctx, Bridge)
     return ctx

@@ -12,7 +12,7 @@ Phases, in this order so that no two measurements share the CPU:
    time split of a passive recall (query embedding, FAISS, lexical, the rest), and observe
    acknowledgement latency;
 3. HTTP (smallest size): a real ``dynmem serve --detach`` sidecar, live recalls and observes
-   over urllib, then ``dynmem stop`` and a check that none of its processes is left;
+   over one kept-alive HTTP connection, then ``dynmem stop`` and a check that none of its processes is left;
 4. Ray (``Runtime(use_ray=True)``): warm live recall latency (driver -> engine actor -> index
    actor), the resident memory of the engine and index actor processes at each size (and of
    an empty store), observe acknowledgement latency;
@@ -34,7 +34,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -360,6 +359,45 @@ def _wait_until_idle(root_pid: int, name: str, poke: Any = None, timeout_s: floa
     return round(time.perf_counter() - t0, 1)
 
 
+class _KeepAlive:
+    """POSTs over one persistent HTTP/1.1 connection, as the opencode plugin's ``fetch`` sends them
+    (Node's fetch keeps connections alive); a connection the sidecar closed is opened again."""
+
+    def __init__(self, url: str, token: str) -> None:
+        import http.client
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        self._host, self._port = parts.hostname or "127.0.0.1", parts.port
+        self._conn = self._connect()
+        self._headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+    def _connect(self) -> Any:
+        import http.client
+
+        return http.client.HTTPConnection(self._host, self._port, timeout=60)
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        import http.client
+
+        data = json.dumps(body).encode()
+        for attempt in (0, 1):
+            try:
+                self._conn.request("POST", path, body=data, headers=self._headers)
+                reply = self._conn.getresponse()
+                payload = reply.read()
+            except (http.client.HTTPException, ConnectionError):
+                self._conn.close()
+                self._conn = self._connect()
+                if attempt:
+                    raise
+                continue
+            if reply.status != 200:
+                raise RuntimeError(f"POST {path}: HTTP {reply.status}: {payload[:300]!r}")
+            return json.loads(payload)
+        raise AssertionError("unreachable")
+
+
 def http_phase(root: Path, snap: Path, size: int, config: str | None, qs: Sequence[str],
                n_observe: int) -> dict[str, Any]:
     """Live recall and observe latency through a real detached sidecar, then stop it and look for orphans."""
@@ -382,11 +420,7 @@ def http_phase(root: Path, snap: Path, size: int, config: str | None, qs: Sequen
         url = str(info["url"]).rstrip("/")
         token = Path(info["token_file"]).read_text(encoding="utf-8").strip()
 
-        def post(path: str, body: dict[str, Any]) -> Any:
-            req = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST", headers={
-                "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-            with urllib.request.urlopen(req, timeout=60) as r:
-                return json.loads(r.read())
+        post = _KeepAlive(url, token).post
 
         warm, measured = list(qs[:WARMUP]), list(qs[WARMUP:])
         post("/v1/recall", {"project": PROJECT, "query": warm[0]})  # opens the project's engine
@@ -671,7 +705,8 @@ def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
                       f"({h.get('sidecar_processes', '?')} processes, {h.get('sidecar_rss_mb', '?')} MiB RSS in all); "
                       f"`dynmem stop` returned {h['stop_rc']} and every process was gone after {h['stop_s']} s; "
                       f"processes left: {h['orphans_after_stop']}.", ""]
-        lines += ["Requests go through urllib, one TCP connection per request, with the bearer token.", ""]
+        lines += ["Requests go over one kept-alive HTTP/1.1 connection (as the opencode plugin's `fetch` sends them), "
+                  "with the bearer token.", ""]
     if doc.get("ray_leftover_processes") is not None:
         lines += [f"Processes left after `ray.shutdown()` of this run's local Ray: {doc['ray_leftover_processes']}.", ""]
     lines += doc.get("notes", [])

@@ -244,3 +244,28 @@ def test_a_deeper_extraction_queue_leaves_the_same_memories(tmp_path: Path) -> N
     finally:
         deep_rt.shutdown()
         flat_rt.shutdown()
+
+
+def test_adjudicate_calls_pause_before_each_verdict(tmp_path: Path) -> None:
+    from engine.settings import EmbedderSettings
+
+    settings = load_settings().model_copy(update={"embedder": EmbedderSettings(name="hash")})
+    rt = Runtime(tmp_path / "data", settings, use_ray=False)
+    pipe = Pipeline(rt)
+    for a, b in [("scripts/deploy.sh", "scripts/ship.sh"), ("the orders table", "the invoices table"),
+                 ("port 8080", "port 9090")]:  # near-duplicates with other values: tensions to judge
+        for where in (a, b):
+            pipe.remember(RememberRequest(project="shop",
+                                          text=f"The nightly backup job of the shop service writes to {where} every night."))
+    engine = rt.engine("shop")
+
+    def done() -> int:
+        return engine.job_counts().get("adjudicate", {}).get("done", 0)
+
+    start = done()
+    assert engine.job_counts().get("adjudicate", {}).get("pending", 0) >= 3  # positive control: work exists
+    seen: list[int] = []
+    decided = pipe.adjudicate("shop", n=3, pause=lambda: seen.append(done() - start))
+    rt.shutdown()
+    assert decided == 3
+    assert seen == [0, 1, 2]  # each pause came before its verdict, one per verdict

@@ -218,3 +218,54 @@ def test_a_call_beyond_the_bound_is_refused_with_retry_after_and_changes_nothing
     # the slot is free again
     again = client.post(route, json=refused_body, headers=auth)
     assert again.status_code == 200, again.text
+
+
+def test_a_gate_is_quiet_only_once_its_last_call_has_ended() -> None:
+    async def scenario() -> None:
+        gate = Gate("recall", limit=2, queue=0, max_wait_s=0.0)
+        assert gate.quiet_for() == float("inf")  # never called: quiet for ever
+        async with gate.admit():
+            assert gate.quiet_for() == 0.0  # a call in flight
+        after = gate.quiet_for()
+        assert 0.0 <= after < 60.0  # positive control: counted from the end of that call
+
+    asyncio.run(scenario())
+
+
+def test_the_background_worker_waits_for_a_quiet_moment_after_a_call(
+        tight: tuple[TestClient, Pipeline, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    import bridge.app as app_module
+
+    client, _, auth = tight
+    busy = client.app.state.foreground_busy  # type: ignore[attr-defined]
+    assert not busy()  # nothing called yet
+    assert client.post("/v1/recall", json={"project": "p", "query": "which port?"}, headers=auth).status_code == 200
+    monkeypatch.setattr(app_module, "FOREGROUND_QUIET_S", 3600.0)
+    assert busy()  # the call just ended: not quiet for an hour yet
+    monkeypatch.setattr(app_module, "FOREGROUND_QUIET_S", 0.0)
+    assert not busy()  # positive control: with no quiet time asked, an ended call does not hold it
+
+
+def test_the_sidecar_keeps_its_thread_pool_between_requests(tmp_path: Path) -> None:
+    """uvicorn runs on its own loop, so anyio keeps the worker threads of sync routes (on the
+    actor's loop it stopped them with each request's task and started new ones)."""
+    import urllib.request
+
+    from bridge.server import BridgeServer
+
+    settings = Settings().model_copy(update={"embedder": EmbedderSettings(name="hash")})
+    server = BridgeServer(str(tmp_path), settings, port=0, use_ray=False)
+    loop = asyncio.new_event_loop()
+    url = loop.run_until_complete(server.start())
+    try:
+        token = (tmp_path / TOKEN_FILE).read_text().strip()
+        seen: set[threading.Thread] = set()
+        for _ in range(8):
+            req = urllib.request.Request(url + "/v1/projects", headers={"Authorization": f"Bearer {token}"})
+            with urllib.request.urlopen(req, timeout=WAIT_S) as r:
+                assert r.status == 200
+            seen |= {t for t in threading.enumerate() if t.name.startswith("AnyIO worker thread")}
+        assert 1 <= len(seen) <= 2, sorted(t.name for t in seen)  # one reused worker, not one per request
+    finally:
+        loop.run_until_complete(server.stop())
+        loop.close()
