@@ -432,10 +432,13 @@ class Runtime:
             return self._engine(project)
 
     def _touch(self, project: str) -> None:
-        """Mark ``project`` used now; past the cap of live projects, release the least recently used."""
+        """Mark ``project`` used now; a project that becomes live may release the least recently used
+        past the cap (a call on a live project never does: no job counts on the recall path)."""
+        becomes_live = project not in self._last_used
         self._last_used[project] = self.clock.now_ms()
         self._last_used.move_to_end(project)
-        self._enforce_cap(keep=project)
+        if becomes_live:
+            self._enforce_cap(keep=project)
 
     def _enforce_cap(self, keep: str = "") -> None:
         """Release least recently used projects while more than ``max_live_projects`` are live.

@@ -135,7 +135,7 @@ _POSSESSOR = r"(?:my|his|her|their|our|your|(?:the\s+)?[\w-]+['’]s)"
 _ABOUT_OTHER = re.compile(rf"^\s*{_POSSESSOR}\s+(?:[\w-]+\s+)?({_RELATION})\b", re.IGNORECASE)
 
 
-# A question that asks for a person ("who owns the build?", "whose laptop...") is answered by a
+# A question that asks for a person ("who maintains the scheduler?", "whose laptop...") is answered by a
 # fact about someone else: that is what it asks for.
 _ASKS_FOR_PERSON = re.compile(r"\bwho(?:m|se)?\b", re.IGNORECASE)
 

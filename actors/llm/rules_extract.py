@@ -135,7 +135,7 @@ def _extractive(c: Clause) -> Finding | None:
     old = tuple(dict.fromkeys(old + gone))
     if not text:
         # The clause only says things are gone ("zerolog is gone, and so is the old cron", "dropping
-        # quill"): nothing to state, only values to retire. A removal is no statement the
+        # brindle"): nothing to state, only values to retire. A removal is no statement the
         # durable-clause model has to vouch for.
         return Finding("", "", Kind.FACT, "", retires=old) if old else None
     if len(words) < 3 or _ESTIMATE.search(text) or not _durable(c.text, c.speaker):
@@ -157,7 +157,7 @@ def _extractive(c: Clause) -> Finding | None:
 _OLD_TOKEN = r"(?:`[^`]+`|[\w.:/@~+-]*\w)"
 _OLD_PAREN = re.compile(rf"\s*\((?:previously|formerly|was|were|used to be|replacing|replaces|not)\s+({_OLD_TOKEN})[^)]*\)", _I)
 _OLD_INSTEAD = re.compile(rf",?\s*\b(?:instead of|rather than|replacing|in place of|in favou?r of nothing but)\s+(?:the\s+)?({_OLD_TOKEN})", _I)
-# A contrast closing the clause: "defmt over RTT, not semihosting", "we stay with A, no B".
+# A contrast closing the clause: "logs over UDP, not syslog", "we stay with A, no B".
 _OLD_CONTRAST = re.compile(rf",\s*(?:not|no|never)\s+(?:the\s+|more\s+)?({_OLD_TOKEN})\s*(?=$|[,;.])", _I)
 _OLD_FROM_TO = re.compile(rf"\b(?:from|off|off of|away from)\s+(?:port\s+)?({_OLD_TOKEN})\s+(?P<to>to|onto|into|->|→)\s+", _I)
 # A move off a place with no destination said: "we migrated off Jenkins last spring".
@@ -218,9 +218,9 @@ def without_old_values(text: str) -> tuple[str, tuple[str, ...]]:
     return out, tuple(dict.fromkeys(v for v in old if v and not occurs_whole(v, out)))
 
 
-# An aside in parentheses that is a clause of its own ("(something else grabbed 5432 on the dev
-# boxes)", "(london, most of the ops people are there)"): it gives a reason or a side fact, often
-# with other values, and is no part of what the clause states. A short one ("(corp/tap)",
+# An aside in parentheses that is a clause of its own ("(the old box kept 6379 busy for a
+# week)", "(oslo, where the on-call people sit)"): it gives a reason or a side fact, often
+# with other values, and is no part of what the clause states. A short one ("(eu/west)",
 # "(per GPU)") names or qualifies the value and stays.
 _ASIDE = re.compile(r"\s*\((?:[^()`]|`[^`]*`)*\)")
 
@@ -231,7 +231,7 @@ def without_asides(text: str) -> str:
     return re.sub(r"\s{2,}", " ", out).strip(" ,;")
 
 
-# A part of a clause that says its subject is no longer there: "#silt-alerts got archived",
+# A part of a clause that says its subject is no longer there: "#old-builds got archived",
 # "Zerolog is gone", "the v1 endpoint has been retired". English predicates of an ending (a closed
 # list of words for "no longer exists"), whatever the subject; the subject comes first.
 _RETIRED_PART = re.compile(
@@ -265,8 +265,8 @@ def _retired_values(subject: str) -> tuple[str, ...]:
     shaped = [m.group(0).strip("`") for m in _VALUE_SHAPE.finditer(padded)
               if m.group(0).lower() not in NOT_SUBJECTS | _SUBJECT_FILLER | STOPWORDS]
     if shaped:
-        # A module path names its package by its last part: removing `github.com/acme/quill`
-        # removes quill.
+        # A module path names its package by its last part: removing `github.com/acme/brindle`
+        # removes brindle.
         tails = [v.rstrip("/").rsplit("/", 1)[-1] for v in shaped if re.fullmatch(r"[\w-]+(?:\.[\w-]+)+(?:/[\w.-]+)+/?", v)]
         return tuple(dict.fromkeys(shaped + [t for t in tails if len(t) >= 4 and not t[:1].isdigit()]))
     # A bare one-word subject is a name ("zerolog is gone"); with an article it is a common noun
@@ -280,8 +280,8 @@ def _retired_values(subject: str) -> tuple[str, ...]:
 def without_retired_parts(text: str) -> tuple[str, tuple[str, ...]]:
     """The clause without its parts that say a thing is gone, and the values those parts name.
 
-    "alerts go to #data-oncall now, #silt-alerts got archived" -> ("alerts go to #data-oncall
-    now", ("#silt-alerts",)). A part is cut only when it names a value to retire; code spans
+    "build logs go to #ci-noise now, #ci-old got archived" -> ("build logs go to #ci-noise
+    now", ("#ci-old",)). A part is cut only when it names a value to retire; code spans
     are never split.
     """
     spans: list[str] = []
@@ -303,7 +303,7 @@ def without_retired_parts(text: str) -> tuple[str, tuple[str, ...]]:
         m = _RETIRED_PART.match(said)
         values = _retired_values(m.group("subject")) if m and len(m.group("rest").split()) <= 4 else ()
         if not values:
-            # The verb first: "dropping quill", "we ripped out `libfoo`", "removed `x` from the deps"
+            # The verb first: "dropping brindle", "we ripped out `libfoo`", "removed `x` from the deps"
             first = _REMOVAL_FIRST.match(said) or (_LISTED_VALUE.match(said) if listing else None)
             values = _retired_values(first.group("thing")) if first else ()
             listing = bool(values)
@@ -336,7 +336,7 @@ def _value_shape(value: str) -> str:
     if value.startswith("`"):
         return "code"
     if VERSION_VALUE.fullmatch(value):
-        return "version"  # the kind the version readings key by ("msrv version")
+        return "version"  # the kind the version readings key by ("toolchain version")
     if re.fullmatch(r"\d+(?:[.:]\d+)*[a-z%]*", value, _I):
         return "time" if ":" in value else "number"
     if "/" in value:

@@ -462,7 +462,7 @@ def extract_kv(c: Clause) -> Finding | None:
     value = re.sub(r"\s+now$", "", value, flags=_I)
     # "prod.example.com, it is two VMs": the value ends before a new clause
     value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
-    # "1.75 because half the team is on old toolchains": a reason is no part of the value
+    # "3.2 because the CI image still ships it": a reason is no part of the value
     value = re.split(r"\s+(?=(?:because|since|so that|as long as)\s)", value, maxsplit=1)[0]
     subject = lower_first(article_free(subject))
     words = subject.lower().split()
@@ -487,7 +487,7 @@ def extract_kv(c: Clause) -> Finding | None:
         subject = f"{subject} host"  # "prod is prod.example.com": the prod host
         words = subject.lower().split()
     elif words[-1] != "version" and VERSION_VALUE.fullmatch(value):
-        # "the msrv is 1.79": a version, keyed as the version readings key it ("msrv version")
+        # "the toolchain is 4.11": a version, keyed as the version readings key it ("toolchain version")
         subject = f"{subject} version"
         words = subject.lower().split()
     key = normalize_key(subject)

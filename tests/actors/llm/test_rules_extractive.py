@@ -203,9 +203,9 @@ def test_an_aside_with_another_value_never_reaches_the_memory() -> None:
 
 
 def test_a_removed_module_path_retires_its_package_name() -> None:
-    text, gone = without_retired_parts("`gitlab.com/acme/quill` is removed from the lockfile")
-    assert "gitlab.com/acme/quill" in gone and "quill" in gone
-    assert without_retired_parts("`quill` is removed from the lockfile")[1] == ("quill",)  # no path, no tail
+    text, gone = without_retired_parts("`gitlab.com/acme/brindle` is removed from the lockfile")
+    assert "gitlab.com/acme/brindle" in gone and "brindle" in gone
+    assert without_retired_parts("`brindle` is removed from the lockfile")[1] == ("brindle",)  # no path, no tail
     assert without_retired_parts("`src/app` is removed")[1] == ("src/app",)  # a local path is no module
 
 
