@@ -9,6 +9,7 @@ Each test kills only the actors of its own ``Runtime``, by handle.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,11 @@ def test_a_restarted_index_is_refilled_from_the_stores_before_any_search(ray_pip
     assert before and sizes[1] > 0
     generation = rt.index.generation()
     ray.kill(rt.index.target, no_restart=False)  # Ray restarts it, with an empty FAISS index
+    # ray.kill returns before the actor is gone: a call sent at once may still reach the old one
+    deadline = time.monotonic() + 120
+    while rt.index.generation() == generation:  # asked of the index itself: no engine refills it
+        assert time.monotonic() < deadline, "the index actor was not restarted"
+        time.sleep(0.05)
+    assert (rt.index.size(None), rt.index.size(GLOBAL_SCOPE)) == (0, 0)  # it really is a new, empty start
     assert sorted(m.id for m in pipe.recall(req).memories) == before
-    assert rt.index.generation() != generation  # it really is a new start
     assert (rt.index.size(None), rt.index.size(GLOBAL_SCOPE)) == sizes  # project and global refilled
