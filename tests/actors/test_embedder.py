@@ -11,7 +11,7 @@ from actors.embedder import (
     Embedder,
     HashEmbedder,
     MiniLMEmbedder,
-    erf,
+    bundled_model_dir,
     gelu,
     identifier_tokens,
     make_embedder,
@@ -29,12 +29,23 @@ def minilm() -> MiniLMEmbedder:
 # -- numpy kernels -------------------------------------------------------------
 
 
-def test_erf_matches_math_erf_within_1e6_in_both_work_dtypes() -> None:
+def test_gelu_matches_the_math_erf_gelu_within_1e6_over_a_wide_grid() -> None:
     grid = np.linspace(-8.0, 8.0, 200_001)
-    expected = np.array([math.erf(v) for v in grid])
-    for work in (np.float64, np.float32):
-        got = erf(grid.astype(np.float32), work).astype(np.float64)
-        assert np.abs(got - expected).max() < 1e-6
+    expected = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in grid])
+    got = gelu(grid.astype(np.float32)).astype(np.float64)
+    assert np.abs(got - expected).max() < 1e-6
+    # control: a GELU whose erf is off by 1e-5 is caught by the same bound
+    assert np.abs(got + 1e-5 * np.abs(grid) - expected).max() > 1e-6
+
+
+def test_gelu_overwrites_its_input_and_uses_the_scratch_arrays_given() -> None:
+    x = np.array([-2.0, -0.5, 0.0, 0.5, 2.0], dtype=np.float32)
+    expected = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.tolist()])
+    scratch = [np.full_like(x, np.nan) for _ in range(4)]
+    out = gelu(x, scratch)
+    assert out is x
+    np.testing.assert_allclose(x, expected, atol=1e-6)
+    assert all(not np.isnan(s).any() for s in scratch)  # they were written, not ignored
 
 
 def test_gelu_is_the_erf_form_not_the_tanh_approximation() -> None:
@@ -220,3 +231,63 @@ def test_hash_embedder_matches_identifier_parts_over_unrelated_text() -> None:
         ["where is the retry policy?", "RetryPolicy lives in worker/retry_policy.py", "the logo is blue"]
     )
     assert float(query @ related) > float(query @ unrelated) + 0.1
+
+
+# -- pinned vectors: a faster forward pass must give the vectors the stores already hold ----
+
+PINNED = Path(__file__).resolve().parents[1] / "fixtures" / "minilm_pinned.npz"
+
+
+def _pinned() -> tuple[list[str], np.ndarray]:
+    data = np.load(PINNED, allow_pickle=False)
+    return [str(t) for t in data["texts"]], np.asarray(data["vectors"], dtype=np.float32)
+
+
+def _assert_same_vectors(got: np.ndarray, want: np.ndarray) -> None:
+    """Equal within float32 noise: max |diff| <= 1e-5 and every cosine >= 0.99999."""
+    assert got.shape == want.shape and got.dtype == np.float32
+    assert float(np.abs(got - want).max()) <= 1e-5
+    assert float(np.sum(got * want, axis=1).min()) >= 0.99999
+
+
+def test_pinned_texts_are_the_ones_the_fixture_script_lists() -> None:
+    from tests.fixtures.make_minilm_pinned import PINNED_TEXTS
+
+    texts, vectors = _pinned()
+    assert tuple(texts) == PINNED_TEXTS and vectors.shape == (len(texts), 384)
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 16, 64])
+def test_vectors_equal_the_pinned_ones_one_by_one_and_in_batches(batch_size: int) -> None:
+    texts, want = _pinned()
+    model = MiniLMEmbedder(batch_size=batch_size)
+    _assert_same_vectors(model.embed(texts), want)
+    _assert_same_vectors(np.vstack([model.embed([t]) for t in texts[::7]]), want[::7])
+
+
+def test_concurrent_embeds_from_two_threads_each_get_the_pinned_vectors(minilm: MiniLMEmbedder) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts, want = _pinned()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda _: minilm.embed(texts), range(4)))
+    for got in results:
+        _assert_same_vectors(got, want)
+
+
+def test_a_slightly_perturbed_weight_fails_the_pin(tmp_path: Path) -> None:
+    # Positive control for the pin: scale one feed-forward matrix of one layer by 1.0005.
+    from safetensors.numpy import load_file, save_file
+
+    source = bundled_model_dir()
+    for name in ("config.json", "tokenizer.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    tensors = load_file(str(source / "model.safetensors"))
+    key = "encoder.layer.3.intermediate.dense.weight"
+    tensors[key] = (tensors[key] * np.float32(1.0005)).astype(tensors[key].dtype)
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    texts, want = _pinned()
+    got = MiniLMEmbedder(model_dir=tmp_path).embed(texts)
+    with pytest.raises(AssertionError):
+        _assert_same_vectors(got, want)
+    assert float(np.sum(got * want, axis=1).min()) > 0.999  # still the same model, only nudged
