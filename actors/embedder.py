@@ -409,7 +409,7 @@ class _Attention:
             q, k, v = qkv.reshape(self.rows, 3, self.heads, head_dim).transpose(1, 2, 0, 3)  # (heads, s, d)
             scores = q @ k.transpose(0, 2, 1)
             scores *= scale
-            ctx = softmax(scores) @ v  # (heads, s, d)
+            ctx: np.ndarray = softmax(scores) @ v  # (heads, s, d)
             return ctx.transpose(1, 0, 2).reshape(self.rows, hidden)
         padded = np.concatenate([qkv, np.zeros((1, qkv.shape[1]), dtype=np.float32)])[self.gather]
         q, k, v = padded.reshape(self.texts, self.width, 3, self.heads, head_dim).transpose(2, 0, 3, 1, 4)
