@@ -14,13 +14,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Modules that may touch os.environ besides actors/config.py, and why.
 ALLOWED = {
-    # Hands the benchmark's child processes a copy of the environment with their BLAS thread counts.
+    # Hands the benchmark's child processes a copy of the environment with their BLAS thread counts and core type.
     "eval/perf/throughput.py",
     # Records the BLAS thread variables of the machine in a report's machine facts.
     "eval/perf/measure.py",
     # Starts the fake model server as a child process with this checkout on its PYTHONPATH.
     "eval/perf/replay_throughput.py",
-    # Reads and sets the BLAS/OpenMP thread counts of the embedding measurement's child processes.
+    # Reads and sets the BLAS/OpenMP thread counts and OpenBLAS core type of the embedding measurement's children.
     "eval/perf/onnx_embed.py",
 }
 
