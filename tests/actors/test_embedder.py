@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -170,10 +169,9 @@ def test_questions_retrieve_their_own_fact_top1(minilm: MiniLMEmbedder) -> None:
     assert hash_hits < hits  # control: the check can tell a weak embedder apart
 
 
-def test_minilm_cold_load_takes_under_one_second() -> None:
-    start = time.perf_counter()
+def test_minilm_loads_cold_from_the_bundled_package() -> None:
+    # its load time is a benchmark figure (eval/perf/embedders.py), not asserted here
     vector = MiniLMEmbedder().embed(["cold start"])
-    assert time.perf_counter() - start < 1.0
     assert vector.shape == (1, 384)
 
 

@@ -4,7 +4,6 @@ reason; a file is never left half logged with pending jobs (issue 17, failure 6)
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,6 +73,7 @@ def test_an_invalid_utf8_byte_rejects_only_its_line(pipe: Pipeline, tmp_path: Pa
     assert report.new_turns == 4 and _logged(pipe, "shop") == 4
 
 
+@pytest.mark.timeout(120)
 def test_cli_and_http_share_the_size_limits_and_a_huge_line_is_skipped_fast(pipe: Pipeline, tmp_path: Path) -> None:
     at_limit = json.dumps({"project": "shop", "user": "x" * MAX_USER_CHARS}).encode()
     over = json.dumps({"project": "shop", "user": "x" * (MAX_USER_CHARS + 1)}).encode() + b"\n"
@@ -81,14 +81,12 @@ def test_cli_and_http_share_the_size_limits_and_a_huge_line_is_skipped_fast(pipe
     # exactly at the limit is a turn (not replayed here: the rules extractor is slow on 200,000 'x')
     assert parse_history([at_limit])[0][0].user == "x" * MAX_USER_CHARS
     path = _history(tmp_path / "h.jsonl", 5, {3: over, 4: huge})
-    t0 = time.perf_counter()
-    report = replay_file(pipe, path)
-    assert time.perf_counter() - t0 < 30
+    report = replay_file(pipe, path)  # skipped without being parsed whole: the test's timeout guards a hang
     assert [(p.line, p.code) for p in report.problems] == [(3, "payload_too_large"), (4, "payload_too_large")]
     assert report.new_turns == 3  # lines 1, 2 and 5
     from bridge.wire import ObserveBody
 
-    # the HTTP body model has the same limit (its 422 is tested in tests/bridge/test_limits_http.py)
+    # the HTTP body model has the same limit (tested over HTTP in tests/bridge/test_app.py)
     assert any(getattr(m, "max_length", None) == MAX_USER_CHARS for m in ObserveBody.model_fields["user"].metadata)
 
 

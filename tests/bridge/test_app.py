@@ -212,6 +212,16 @@ def test_oversized_body_is_413(api: Api) -> None:
     assert api.post("/v1/observe", {"project": "p", "user": "x" * 100_000}).status_code == 200
 
 
+def test_a_user_message_over_the_shared_limit_is_refused_and_one_at_the_limit_is_taken(api: Api) -> None:
+    from engine.limits import MAX_USER_CHARS
+
+    # the same limit as a replayed history line (tests/actors/test_replay_robust.py); both bodies fit MAX_BODY_BYTES
+    assert MAX_USER_CHARS + 100 < MAX_BODY_BYTES
+    r = api.post("/v1/observe", {"project": "p", "user": "y" * (MAX_USER_CHARS + 1)})
+    assert r.status_code in (413, 422) and r.json()["code"] in ("payload_too_large", "invalid_input"), r.text
+    assert api.post("/v1/observe", {"project": "p", "user": "y" * MAX_USER_CHARS}).status_code == 200  # control
+
+
 def test_non_json_content_type_is_415(api: Api) -> None:
     r = api.client.post("/v1/observe", content=b'{"project": "p", "user": "hi"}',
                         headers={**api.auth, "Content-Type": "text/plain"})

@@ -13,7 +13,7 @@ FOLDERS = sorted(p for p in DATA.iterdir() if (p / "probes.json").exists())
 
 
 def test_there_are_development_and_held_out_folders() -> None:
-    assert {"alpha", "beta", "gamma", "delta"} <= {f.name for f in FOLDERS}
+    assert {"alpha", "beta", "gamma", "delta", "epsilon", "zeta"} <= {f.name for f in FOLDERS}
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda f: f.name)
