@@ -151,6 +151,13 @@ def _siblings(a: str, b: str) -> bool:
     return bool(only_a and only_b)
 
 
+def _thing(key: str) -> str:
+    """The words of a key that name the thing: without a shape kind, and without the last word of a
+    reading's key of two words or more (``file storage`` -> ``file``, ``api port`` -> ``api``)."""
+    words = normalize_key(key).split()
+    return " ".join(words[:-1]) if len(words) > 1 else " ".join(words)
+
+
 def resolve_slot(key: str, belief: str, vector: np.ndarray, known: Mapping[str, tuple[str, np.ndarray]],
                  min_cos: float) -> str:
     """The known key whose slot is the slot of ``key``, else ``key`` itself.
@@ -182,7 +189,7 @@ def resolve_slot(key: str, belief: str, vector: np.ndarray, known: Mapping[str, 
         other_kind, other_vec = known[other]
         if other_kind != kind or (key_kind(other) in SHAPE_KINDS) == shaped:
             continue
-        if _siblings(key_subject(key), key_subject(other)):
+        if _siblings(_thing(key), _thing(other)):
             continue
         cos = float(np.dot(vector, other_vec))
         if cos >= best_cos and (best == key or cos > best_cos):

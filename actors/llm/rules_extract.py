@@ -143,12 +143,29 @@ def _extractive(c: Clause) -> Finding | None:
         return None
     # The value the clause asserts: not one it names as replaced, nor one after "from", "off",
     # "not", "instead of" (the source of a move, an old value).
-    value = next((m for m in _VALUE_SHAPE.finditer(text) if m.group(0).strip("`") not in old
-                  and not EXCLUDED_BEFORE.search(text[: m.start()])), None)
+    value = _complement(text, old) or next((m for m in _VALUE_SHAPE.finditer(text) if m.group(0).strip("`") not in old
+                                            and not EXCLUDED_BEFORE.search(text[: m.start()])), None)
     key, belief = _subject_key(text, value.group(0)) if value else ("", "")
     if value and not belief:
         belief = normalize_belief(value.group(0).strip("`"))
     return Finding(key, belief, Kind.FACT, cap(text) + ".", weight=-0.1, retires=old)
+
+
+# A clause that ends in a copula and one word: "the linter for the TypeScript code is xo". The
+# complement is what the clause asserts, whatever names its subject holds ("TypeScript").
+_COMPLEMENT = re.compile(r"\b(?:is|are|was|were)\s+(?:now\s+|still\s+)?(`[^`]+`|[\w.+#@:/-]+)\s*[.!]?$", _I)
+
+
+def _complement(text: str, old: tuple[str, ...]) -> re.Match[str] | None:
+    """The one-word complement closing a copular clause, as a match of that word, when it can be a
+    value (no stopword, evaluative word or value called replaced)."""
+    m = _COMPLEMENT.search(text)
+    if m is None:
+        return None
+    word = m.group(1).strip("`").lower()
+    if len(word) < 2 or word in STOPWORDS | EVALUATIVE | NOT_SUBJECTS or word in {o.lower() for o in old}:
+        return None
+    return re.compile(re.escape(m.group(1))).search(text, m.start(1))
 
 
 # An old value next to the new one: "from X to Y", "X -> Y", "instead of X", "rather than X",

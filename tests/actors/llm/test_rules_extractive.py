@@ -312,3 +312,13 @@ def test_the_extractive_key_is_the_subject_and_the_kind_of_the_value() -> None:
     # negative controls: another pronoun, or no determiner before the noun phrase, gives no key
     assert [k for _, k, _ in extract("it polls every 30 seconds", profile="extractive")] in ([], [""])
     assert [k for _, k, _ in extract("sync worker polls every 30 seconds", profile="extractive")] in ([], [""])
+
+
+def test_a_copular_clause_asserts_its_complement_not_a_name_in_its_subject() -> None:
+    said = extract("the formatter for the Kotlin sources is ktfmt", profile="extractive")
+    assert [b for _, _, b in said] == ["ktfmt"]
+    # so that a later removal of that value, with no key, retires it by its value
+    gone = extract("drop ktfmt from the Kotlin sources, we don't use it anymore", profile="extractive")
+    assert any(b == "ktfmt" for _, _, b in gone)
+    # negative control: an evaluative word closing the clause is no value
+    assert extract("the Kotlin formatter setup is great", profile="extractive") == []
