@@ -238,12 +238,19 @@ def without_old_values(text: str) -> tuple[str, tuple[str, ...]]:
 # week)", "(oslo, where the on-call people sit)"): it gives a reason or a side fact, often
 # with other values, and is no part of what the clause states. A short one ("(eu/west)",
 # "(per GPU)") names or qualifies the value and stays.
-_ASIDE = re.compile(r"\s*\((?:[^()`]|`[^`]*`)*\)")
+_ASIDE = re.compile(r"\s*\((?:[^()`]|`[^`]*`)*(?:\)|$)")  # closed, or left open by the sentence's end
+_COPULA = re.compile(r"\b(?:is|are|was|were)\b", _I)
 
 
 def without_asides(text: str) -> str:
-    """The clause without its parenthesised asides of four words or more."""
-    out = _ASIDE.sub(lambda m: "" if len(m.group(0).strip(" ()").split()) >= 4 else m.group(0), text)
+    """The clause without its parenthesised asides of four words or more, or with a copula of their
+    own ("(9200 is the exporter)" says something of another value); an aside left open at the end of
+    the clause (the sentence was cut inside it) is an aside too."""
+    def cut(m: re.Match[str]) -> str:
+        inner = m.group(0).strip(" ()")
+        return "" if len(inner.split()) >= 4 or _COPULA.search(inner) else m.group(0)
+
+    out = _ASIDE.sub(cut, text)
     return re.sub(r"\s{2,}", " ", out).strip(" ,;")
 
 

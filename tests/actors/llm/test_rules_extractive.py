@@ -322,3 +322,11 @@ def test_a_copular_clause_asserts_its_complement_not_a_name_in_its_subject() -> 
     assert any(b == "ktfmt" for _, _, b in gone)
     # negative control: an evaluative word closing the clause is no value
     assert extract("the Kotlin formatter setup is great", profile="extractive") == []
+
+
+def test_an_aside_with_a_copula_of_its_own_is_cut_closed_or_left_open() -> None:
+    assert without_asides("the exporter serves on :9201 (9200 is the old one)") == "the exporter serves on :9201"
+    assert without_asides("the exporter serves on :9201 (9200 is the old one") == "the exporter serves on :9201"
+    # negative controls: a short aside that only qualifies the value stays
+    assert without_asides("logs go to loki (per pod)") == "logs go to loki (per pod)"
+
