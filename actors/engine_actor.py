@@ -428,17 +428,26 @@ class EngineService:
         held = {k: m.belief for k in known for m in self.table.with_key(self.scope, k)
                 if m.servable and not m.negated and m.belief}
         slots = {k: slot_text(k, b) for k, b in held.items()}
-        out = []
-        for c in cands:
+
+        def open_slot(c: Candidate) -> str:
+            """The slot text of a candidate whose key is still unknown, else ""."""
             key = normalize_key(c.key) if c.key else ""
             if not key or key in pool or read.get(key, key) != key or c.negated or not c.belief:
+                return ""
+            return slot_text(key, c.belief)
+
+        mine = [open_slot(c) for c in cands]
+        if any(mine):
+            self._embed_keys([*mine, *slots.values()])  # one call for the batch
+        known_slots = {k: (value_kind(held[k]), self._key_vectors[t]) for k, t in slots.items() if t and any(mine)}
+        out = []
+        for c, text in zip(cands, mine):
+            if not text:
+                key = normalize_key(c.key) if c.key else ""
                 out.append(c.model_copy(update={"key": read.get(key, c.key)}) if c.key else c)
                 continue
-            mine = slot_text(key, c.belief)
-            self._embed_keys([mine, *(t for t in slots.values() if t)])
-            known_slots = {k: (value_kind(held[k]), self._key_vectors[t]) for k, t in slots.items() if t}
-            slot = resolve_slot(key, c.belief, self._key_vectors[mine], known_slots, tau) if mine else key
-            out.append(c.model_copy(update={"key": slot}))
+            key = normalize_key(c.key)
+            out.append(c.model_copy(update={"key": resolve_slot(key, c.belief, self._key_vectors[text], known_slots, tau)}))
         return out
 
     def _embed_keys(self, texts: Sequence[str]) -> None:
