@@ -424,10 +424,6 @@ class EngineService:
         self._embed_keys([*known, *unknown])
         pool = {k: self._key_vectors[k] for k in known}
         read = {k: resolve_key(k, self._key_vectors[k], pool, tau) for k in unknown}
-        # Slots: a key still unknown, and the known keys that hold a value now.
-        held = {k: m.belief for k in known for m in self.table.with_key(self.scope, k)
-                if m.servable and not m.negated and m.belief}
-        slots = {k: slot_text(k, b) for k, b in held.items()}
 
         def open_slot(c: Candidate) -> str:
             """The slot text of a candidate whose key is still unknown, else ""."""
@@ -437,9 +433,14 @@ class EngineService:
             return slot_text(key, c.belief)
 
         mine = [open_slot(c) for c in cands]
-        if any(mine):
-            self._embed_keys([*mine, *slots.values()])  # one call for the batch
-        known_slots = {k: (value_kind(held[k]), self._key_vectors[t]) for k, t in slots.items() if t and any(mine)}
+        if not any(mine):
+            return [c.model_copy(update={"key": read.get(normalize_key(c.key), c.key)}) if c.key else c for c in cands]
+        # Slots: the candidates' keys still unknown, and the known keys that hold a value now.
+        held = {k: m.belief for k in known for m in self.table.with_key(self.scope, k)
+                if m.servable and not m.negated and m.belief}
+        slots = {k: slot_text(k, b) for k, b in held.items()}
+        self._embed_keys([*mine, *slots.values()])  # one call for the batch
+        known_slots = {k: (value_kind(held[k]), self._key_vectors[t]) for k, t in slots.items() if t}
         out = []
         for c, text in zip(cands, mine):
             if not text:
