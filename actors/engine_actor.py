@@ -50,7 +50,7 @@ from engine.effects import Effects, JobRequest
 from engine.errors import ActorDied, Conflict, DynmemError, EmptyQuery, IndexError_, InvalidInput, NotFound, StoreError
 from engine.forget import expire_due, purge, retract
 from engine.ingest import ingest, rivals_of
-from engine.keys import normalize_belief, normalize_key, resolve_key
+from engine.keys import normalize_belief, normalize_key, resolve_key, resolve_slot, slot_text, value_kind
 from engine.models import GLOBAL_SCOPE, AuditEvent, Candidate, Kind, Memory, Origin, Sensitivity, Tension, Tier, TrustState, Verdict
 from engine.redact import redact
 from engine.retrieval import Shortlisted, Suppressed, select
@@ -412,23 +412,54 @@ class EngineService:
                 self.index.upsert(self.scope, keys, np.stack([np.asarray(stored[i], dtype=np.float32) for i in keys]))
 
     def _resolve_keys(self, cands: list[Candidate]) -> list[Candidate]:
-        """Read each new key as the known key of the scope that means the same (``engine.keys.resolve_key``)."""
+        """Read each new key as the known key of the scope that means the same: by the key's own
+        words within one kind (``engine.keys.resolve_key``), else by its slot, subject plus the kind
+        of the value (``engine.keys.resolve_slot``)."""
         tau = self.settings.ingest.tau_key
         new = sorted({normalize_key(c.key) for c in cands if c.key})
         known = sorted(self.table.raw_keys(self.scope))
         unknown = [k for k in new if k not in set(known)]
         if tau > 1.0 or not unknown or not known:
             return cands
-        need = [k for k in [*known, *unknown] if k not in self._key_vectors]
+        self._embed_keys([*known, *unknown])
+        pool = {k: self._key_vectors[k] for k in known}
+        read = {k: resolve_key(k, self._key_vectors[k], pool, tau) for k in unknown}
+
+        def open_slot(c: Candidate) -> str:
+            """The slot text of a candidate whose key is still unknown, else ""."""
+            key = normalize_key(c.key) if c.key else ""
+            if not key or key in pool or read.get(key, key) != key or c.negated or not c.belief:
+                return ""
+            return slot_text(key, c.belief)
+
+        mine = [open_slot(c) for c in cands]
+        if not any(mine):
+            return [c.model_copy(update={"key": read.get(normalize_key(c.key), c.key)}) if c.key else c for c in cands]
+        # Slots: the candidates' keys still unknown, and the known keys that hold a value now.
+        held = {k: m.belief for k in known for m in self.table.with_key(self.scope, k)
+                if m.servable and not m.negated and m.belief}
+        slots = {k: slot_text(k, b) for k, b in held.items()}
+        self._embed_keys([*mine, *slots.values()])  # one call for the batch
+        known_slots = {k: (value_kind(held[k]), self._key_vectors[t]) for k, t in slots.items() if t}
+        out = []
+        for c, text in zip(cands, mine):
+            if not text:
+                key = normalize_key(c.key) if c.key else ""
+                out.append(c.model_copy(update={"key": read.get(key, c.key)}) if c.key else c)
+                continue
+            key = normalize_key(c.key)
+            out.append(c.model_copy(update={"key": resolve_slot(key, c.belief, self._key_vectors[text], known_slots, tau)}))
+        return out
+
+    def _embed_keys(self, texts: Sequence[str]) -> None:
+        """Embed the key and slot texts not embedded yet (unit vectors, cached by text)."""
+        need = sorted({t for t in texts if t and t not in self._key_vectors})
         if need:
             # keys are embedded locally (the bundled embedder, DESIGN §5): a key of a local-only
             # memory never reaches a remote embedder, and all keys share one space
             raw = np.asarray(self.index.embed(need, [True] * len(need)), dtype=np.float32)  # read-only from Ray
             vecs = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
             self._key_vectors.update(zip(need, vecs))
-        pool = {k: self._key_vectors[k] for k in known}
-        read = {k: resolve_key(k, self._key_vectors[k], pool, tau) for k in unknown}
-        return [c.model_copy(update={"key": read.get(normalize_key(c.key), c.key)}) if c.key else c for c in cands]
 
     def ingest_repair(self, receipt: str, candidates: Sequence[Candidate], report: str) -> dict[int, str]:
         """Ingest grounded repair proposals, never overriding a person's review decision.

@@ -89,3 +89,109 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
             best, best_cos = other, cos
     return best
 
+
+
+# The kinds a value has by its shape alone, whatever the words around it. Extractive memories
+# (the speaker's own clause) are keyed ``<subject> <kind>`` with one of these; a key written by a
+# pattern reading ends in the word of its reading instead (``port``, ``interval``, ``owner``...).
+SHAPE_KINDS = frozenset({"code", "host", "location", "name", "number", "time", "version"})
+_VERSION = re.compile(r"v?\d+\.\d+(?:\.\d+)*")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:\s*[a-z%]+)?", re.IGNORECASE)  # "20", "6 minutes", "512mb"
+_TIME = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?(?:\s*[a-z]+)?", re.IGNORECASE)
+_HOST = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d+)?", re.IGNORECASE)
+
+
+def value_kind(belief: str) -> str:
+    """The kind of a value by its shape: ``version``, ``time``, ``number``, ``host`` (a URL, or a
+    dotted name with two dots or a port), ``location`` (a path), else ``name`` (a word, a tool, a
+    person, code, a file name: "db.internal" and "deploy.yml" cannot be told apart by shape)."""
+    value = normalize_belief(belief).strip("`")
+    if not value:
+        return ""
+    if _VERSION.fullmatch(value):
+        return "version"
+    if _TIME.fullmatch(value):
+        return "time"
+    if _NUMBER.fullmatch(value):
+        return "number"
+    if "://" in value or (_HOST.fullmatch(value) and (value.count(".") >= 2 or ":" in value)):
+        return "host"  # a name of two dots or more, or with a port ("pg.corp.net", "db.lan:5432")
+    if "/" in value:
+        return "location"
+    return "name"
+
+
+def key_subject(key: str) -> str:
+    """What a key is about without its kind: ``nightly export time`` -> ``nightly export``; a key
+    that does not end in a shape kind is all subject (``measurement interval``)."""
+    words = normalize_key(key).split()
+    return " ".join(words[:-1]) if len(words) > 1 and words[-1] in SHAPE_KINDS else " ".join(words)
+
+
+def slot_text(key: str, belief: str) -> str:
+    """A key with the kind of its value: the slot that one value at a time fills
+    (``measurement interval`` holding ``6 minutes`` -> ``measurement interval number``)."""
+    kind = value_kind(belief)
+    subject = key_subject(key)
+    return f"{subject} {kind}".strip() if kind and subject else ""
+
+
+def _same_word(a: str, b: str) -> bool:
+    """One word, give or take an ending: "counter"/"counters", "ingest"/"ingestion"."""
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+
+
+def _siblings(a: str, b: str) -> bool:
+    """Whether two subjects each name something the other does not ("frontend dev server" and
+    "backend dev server", "staging db" and "prod db"): two things of one family, not one thing
+    said twice. A subject that only adds words ("api" and "api server") is no sibling."""
+    wa, wb = a.split(), b.split()
+    only_a = [w for w in wa if not any(_same_word(w, x) for x in wb)]
+    only_b = [w for w in wb if not any(_same_word(w, x) for x in wa)]
+    return bool(only_a and only_b)
+
+
+def _thing(key: str) -> str:
+    """The words of a key that name the thing: without a shape kind, and without the last word of a
+    reading's key of two words or more (``file storage`` -> ``file``, ``api port`` -> ``api``)."""
+    words = normalize_key(key).split()
+    return " ".join(words[:-1]) if len(words) > 1 else " ".join(words)
+
+
+def resolve_slot(key: str, belief: str, vector: np.ndarray, known: Mapping[str, tuple[str, np.ndarray]],
+                 min_cos: float) -> str:
+    """The known key whose slot is the slot of ``key``, else ``key`` itself.
+
+    :func:`resolve_key` compares keys of one kind word. A key of a *shape* kind (an extractive
+    memory's ``<subject> <kind>``) and a key of a reading's own word (``measurement interval``)
+    never share a last word, so they are compared as slots: subject plus the kind of the value
+    held. Two slots match when their values have the same kind and the embeddings of the slot
+    texts are at least ``min_cos`` apart in cosine (the closest wins, ties by name) and neither
+    subject names a thing the other does not (``_siblings``: embeddings put "frontend dev server"
+    and "backend dev server" at 0.93, so meaning alone cannot part siblings). Only pairs in
+    which one side ends in a shape kind and the other does not are compared here, so keys of two
+    readings keep the rule of :func:`resolve_key`.
+
+    Args:
+        key: the normalised key of a new candidate.
+        belief: the value the candidate asserts.
+        vector: the unit embedding of ``slot_text(key, belief)``.
+        known: known keys of the scope, with the kind of their current value and the unit
+            embedding of their slot text.
+        min_cos: the threshold (``ingest.tau_key``).
+    """
+    if not key or key in known:
+        return key
+    kind = value_kind(belief)
+    shaped = key_kind(key) in SHAPE_KINDS
+    best, best_cos = key, min_cos
+    for other in sorted(known):
+        other_kind, other_vec = known[other]
+        if other_kind != kind or (key_kind(other) in SHAPE_KINDS) == shaped:
+            continue
+        if _siblings(_thing(key), _thing(other)):
+            continue
+        cos = float(np.dot(vector, other_vec))
+        if cos >= best_cos and (best == key or cos > best_cos):
+            best, best_cos = other, cos
+    return best

@@ -24,7 +24,6 @@ from actors.llm.rules_choices import extract_choice, extract_removal, extract_sw
 from actors.llm.rules_clause import EVALUATIVE, EXCLUDED_BEFORE, NOT_SUBJECTS, Clause, Finding, article_free, cap, np_words
 from actors.llm.rules_facts import (
     ENV_NAME,
-    VERSION_VALUE,
     extract_env,
     extract_host,
     extract_kv,
@@ -57,7 +56,7 @@ from actors.llm.rules_text import (
     strip_memory_blocks,
 )
 from engine.grounding import occurs_whole
-from engine.keys import normalize_belief, normalize_key
+from engine.keys import normalize_belief, normalize_key, value_kind
 from engine.models import Candidate, Kind, Origin, Unit
 from engine.utterance import statements, unwrap
 
@@ -144,12 +143,29 @@ def _extractive(c: Clause) -> Finding | None:
         return None
     # The value the clause asserts: not one it names as replaced, nor one after "from", "off",
     # "not", "instead of" (the source of a move, an old value).
-    value = next((m for m in _VALUE_SHAPE.finditer(text) if m.group(0).strip("`") not in old
-                  and not EXCLUDED_BEFORE.search(text[: m.start()])), None)
+    value = _complement(text, old) or next((m for m in _VALUE_SHAPE.finditer(text) if m.group(0).strip("`") not in old
+                                            and not EXCLUDED_BEFORE.search(text[: m.start()])), None)
     key, belief = _subject_key(text, value.group(0)) if value else ("", "")
     if value and not belief:
         belief = normalize_belief(value.group(0).strip("`"))
     return Finding(key, belief, Kind.FACT, cap(text) + ".", weight=-0.1, retires=old)
+
+
+# A clause that ends in a copula and one word: "the linter for the TypeScript code is xo". The
+# complement is what the clause asserts, whatever names its subject holds ("TypeScript").
+_COMPLEMENT = re.compile(r"\b(?:is|are|was|were)\s+(?:now\s+|still\s+)?(`[^`]+`|[\w.+#@:/-]+)\s*[.!]?$", _I)
+
+
+def _complement(text: str, old: tuple[str, ...]) -> re.Match[str] | None:
+    """The one-word complement closing a copular clause, as a match of that word, when it can be a
+    value (no stopword, evaluative word or value called replaced)."""
+    m = _COMPLEMENT.search(text)
+    if m is None:
+        return None
+    word = m.group(1).strip("`").lower()
+    if len(word) < 2 or word in STOPWORDS | EVALUATIVE | NOT_SUBJECTS or word in {o.lower() for o in old}:
+        return None
+    return re.compile(re.escape(m.group(1))).search(text, m.start(1))
 
 
 # An old value next to the new one: "from X to Y", "X -> Y", "instead of X", "rather than X",
@@ -222,12 +238,19 @@ def without_old_values(text: str) -> tuple[str, tuple[str, ...]]:
 # week)", "(oslo, where the on-call people sit)"): it gives a reason or a side fact, often
 # with other values, and is no part of what the clause states. A short one ("(eu/west)",
 # "(per GPU)") names or qualifies the value and stays.
-_ASIDE = re.compile(r"\s*\((?:[^()`]|`[^`]*`)*\)")
+_ASIDE = re.compile(r"\s*\((?:[^()`]|`[^`]*`)*(?:\)|$)")  # closed, or left open by the sentence's end
+_COPULA = re.compile(r"\b(?:is|are|was|were)\b", _I)
 
 
 def without_asides(text: str) -> str:
-    """The clause without its parenthesised asides of four words or more."""
-    out = _ASIDE.sub(lambda m: "" if len(m.group(0).strip(" ()").split()) >= 4 else m.group(0), text)
+    """The clause without its parenthesised asides of four words or more, or with a copula of their
+    own ("(9200 is the exporter)" says something of another value); an aside left open at the end of
+    the clause (the sentence was cut inside it) is an aside too."""
+    def cut(m: re.Match[str]) -> str:
+        inner = m.group(0).strip(" ()")
+        return "" if len(inner.split()) >= 4 or _COPULA.search(inner) else m.group(0)
+
+    out = _ASIDE.sub(cut, text)
     return re.sub(r"\s{2,}", " ", out).strip(" ,;")
 
 
@@ -331,41 +354,71 @@ _SUBJECT_SKIP = frozenset("the a an our my your their its this that all every ea
                            "always just actually really".split())
 
 
-def _value_shape(value: str) -> str:
-    """The kind of a value, so that one subject keeps one value per kind ("backups time", "backups path")."""
-    if value.startswith("`"):
-        return "code"
-    if VERSION_VALUE.fullmatch(value):
-        return "version"  # the kind the version readings key by ("toolchain version")
-    if re.fullmatch(r"\d+(?:[.:]\d+)*[a-z%]*", value, _I):
-        return "time" if ":" in value else "number"
-    if "/" in value:
-        return "path"
-    if "." in value:
-        return "host"
-    return "name"
+# A clause whose subject is the speaker, or that starts with its verb, names what it is about as the
+# verb's object: pronoun?, verb, a determiner and a noun phrase, then the preposition that brings
+# the value ("we moved the nightly export to 03:00", "bumped the retry limit to 7"). The
+# determiner marks the noun phrase; the prepositions are those of a value given to a thing.
+_OBJECT_SUBJECT = re.compile(
+    r"^(?:(?:we|i|you)(?:'ve|'re|'ll)?\s+(?:\w+\s+)?)?[a-z]+\s+(?:the|our|a|an|this|that|its|their)\s+"
+    r"(?P<np>[\w.+-]+(?:\s+[\w.+-]+){0,3}?)\s+(?:to|onto|into|at|on|in|as|for)\s+", _I)
+
+
+_DETERMINERS = frozenset("the our its their this that these those my your".split())
+
+
+def _verb_before_function_word(words: list[str]) -> list[str]:
+    """The subject of "<determiner> <noun>... <verb> <function word or value>" when the verb is none
+    of ``_SUBJECT_END``: "the sync worker polls every 30 seconds" -> ["sync", "worker"]. English
+    puts the verb right before the words that bring its object or value, so the last word before
+    the first function word (or value) is taken as the verb and the words before it as the noun
+    phrase; with no determiner first, nothing is taken."""
+    if not words or words[0].lower() not in _DETERMINERS:
+        return []
+    phrase: list[str] = []
+    for word in words[1:7]:
+        if word.lower() in _SUBJECT_SKIP:
+            continue  # "now", "still", "also": an adverb before the verb
+        if word.lower() in STOPWORDS or _VALUE_SHAPE.fullmatch(word):
+            break
+        phrase.append(word.lower())
+    else:
+        return []
+    return phrase[:-1] if 2 <= len(phrase) <= 5 else []
 
 
 def _subject_key(text: str, value: str) -> tuple[str, str]:
     """A key from the clause's own subject phrase and the kind of its value, or none.
 
-    Only a noun-phrase subject of one to four words before a verb counts; "we ..." and other
-    pronouns give no key, so the memory is kept by its text and never supersedes anything.
+    The subject is a noun phrase of one to four words before a verb, or, when the speaker is the
+    subject or the verb comes first, the verb's object before the preposition that brings the
+    value (``_OBJECT_SUBJECT``). The kind is the value's (``engine.keys.value_kind``), so one
+    subject keeps one value per kind ("backups time", "backups location"). Other pronouns give
+    no key, so the memory is kept by its text and never supersedes anything.
     """
+    belief = normalize_belief(value.strip("`"))
+    kind = value_kind(belief)
+    obj = _OBJECT_SUBJECT.match(text)
+    if obj is not None and text.find(value, obj.end()) >= obj.end():
+        subject = [w.lower() for w in obj.group("np").split() if w.lower() not in _SUBJECT_SKIP]
+        if 1 <= len(subject) <= 4 and not any(_VALUE_SHAPE.fullmatch(w) or w in STOPWORDS for w in subject):
+            return f"{' '.join(subject)} {kind}", belief
+        return "", ""
     words = re.findall(r"[\w.+/-]+", text)
-    subject: list[str] = []
+    subject = []
     for word in words[:6]:
         if _SUBJECT_END.match(word):
             break
         if word.lower() not in _SUBJECT_SKIP:
             subject.append(word.lower())
     else:
-        return "", ""
+        subject = _verb_before_function_word(words)
+        if not subject:
+            return "", ""
     if not 1 <= len(subject) <= 4 or subject[0] in {"we", "i", "you", "they", "it", "he", "she"} or value.lower() in subject:
         return "", ""
     if any(_VALUE_SHAPE.fullmatch(w) for w in subject):
         return "", ""
-    return f"{' '.join(subject)} {_value_shape(value)}", normalize_belief(value.strip("`"))
+    return f"{' '.join(subject)} {kind}", belief
 
 
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (

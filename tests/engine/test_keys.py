@@ -64,3 +64,83 @@ def test_with_the_bundled_embedder_paraphrases_merge_and_other_subjects_do_not(m
     for a, b in DIFFERENT:
         va, vb = (unit(*v) for v in minilm.embed([a, b]))
         assert resolve_key(b, vb, {a: va}, tau) == b, (a, b)
+
+
+# ---- slots: a key of a shape kind against a key of a reading's own word (issue 11) ----
+
+from engine.keys import key_subject, resolve_slot, slot_text, value_kind  # noqa: E402
+
+
+def test_a_value_has_a_kind_by_its_shape() -> None:
+    said = ["1.4.2", "20", "45 seconds", "02:15", "https://ci.example.org/x", "cache.prod.lan", "db.lan:6000",
+            "var/spool/jobs", "~/.toolrc", "quince", "notes.md"]
+    assert [value_kind(v) for v in said] == ["version", "number", "number", "time", "host", "host", "host",
+                                             "location", "location", "name", "name"]
+    assert value_kind("") == ""
+
+
+def test_a_slot_is_the_subject_with_the_kind_of_its_value() -> None:
+    assert key_subject("upload window time") == "upload window"
+    assert key_subject("upload window") == "upload window"  # no shape kind: all of it is subject
+    assert slot_text("upload window", "02:15") == "upload window time"
+    assert slot_text("upload window time", "03:40") == "upload window time"
+    assert slot_text("upload window", "") == ""
+
+
+SLOTS = {"retry budget": ("number", unit(1, 0, 0)), "report server": ("host", unit(1, 0, 0)),
+         "retry owner": ("name", unit(0.9, 0.1, 0))}
+
+
+def test_a_shape_keyed_value_lands_on_the_reading_key_of_the_same_slot() -> None:
+    assert resolve_slot("retry budget number", "9", unit(1, 0.1, 0), SLOTS, 0.8) == "retry budget"
+
+
+def test_a_slot_of_another_value_kind_is_never_taken() -> None:
+    only_host = {"report server": SLOTS["report server"]}
+    assert resolve_slot("report number", "9", unit(1, 0, 0), only_host, 0.8) == "report number"
+    assert resolve_slot("report host", "quince.a.lan", unit(1, 0, 0), only_host, 0.8) == "report server"  # control
+
+
+def test_two_shape_keys_or_two_reading_keys_are_left_to_resolve_key() -> None:
+    shaped = {"retry budget number": ("number", unit(1, 0, 0))}
+    assert resolve_slot("retry number", "9", unit(1, 0, 0), shaped, 0.8) == "retry number"
+    assert resolve_slot("retry limit", "9", unit(1, 0, 0), {"retry budget": SLOTS["retry budget"]}, 0.8) == \
+        "retry limit"
+    assert resolve_slot("retry number", "9", unit(1, 0, 0), {"retry budget": SLOTS["retry budget"]}, 0.8) == \
+        "retry budget"  # positive control: one shape key, one reading key
+
+
+def test_siblings_of_one_family_never_share_a_slot_however_close() -> None:
+    known = {"frontend dev server port": ("number", unit(1, 0, 0))}
+    assert resolve_slot("backend dev server number", "8000", unit(1, 0, 0), known, 0.8) == "backend dev server number"
+    # positive control: a subject that only drops or adds words is the same thing
+    assert resolve_slot("frontend server number", "8000", unit(1, 0, 0), known, 0.8) == "frontend dev server port"
+
+
+def test_a_distant_slot_stays_its_own() -> None:
+    assert resolve_slot("upload number", "9", unit(0, 1, 0), SLOTS, 0.8) == "upload number"
+
+
+# Slot pairs written for this (not from any benchmark): one subject said by a reading and by a
+# speaker's clause, and different subjects of one kind.
+SAME_SLOT = [("measurement interval", "6 minutes", "measurement interval number", "20"),
+             ("nightly export time", "02:15", "nightly export", "03:40"),
+             ("request timeout", "30s", "request timeout number", "45s"),
+             ("ingestion schedule", "15 minutes", "ingest schedule number", "5")]
+OTHER_SLOT = [("api port", "8080", "database number", "5432"),
+              ("upload limit", "50mb", "request timeout number", "30s"),
+              ("staging db host", "db.staging.lan", "prod db host", "db.prod.lan"),
+              ("session ttl", "30m", "cache ttl number", "10m"),
+              ("frontend dev server port", "5173", "backend dev server number", "8000")]
+
+
+def test_with_the_bundled_embedder_one_slot_meets_itself_and_not_another(minilm) -> None:
+    from engine.settings import Settings
+
+    tau = Settings().ingest.tau_key
+    for known, held, new, value in SAME_SLOT:
+        vk, vn = (unit(*v) for v in minilm.embed([slot_text(known, held), slot_text(new, value)]))
+        assert resolve_slot(new, value, vn, {known: (value_kind(held), vk)}, tau) == known, (known, new)
+    for known, held, new, value in OTHER_SLOT:
+        vk, vn = (unit(*v) for v in minilm.embed([slot_text(known, held), slot_text(new, value)]))
+        assert resolve_slot(new, value, vn, {known: (value_kind(held), vk)}, tau) == new, (known, new)

@@ -8,12 +8,13 @@ from actors.llm.rules import RulesClient
 from actors.llm.rules_extract import (
     _VALUE_SHAPE,
     _durable,
-    _value_shape,
+    _subject_key,
     without_asides,
     without_old_values,
     without_retired_parts,
 )
 from actors.llm.rules_text import split_trailing_requests
+from engine.keys import value_kind
 from engine.models import Unit
 
 
@@ -243,7 +244,7 @@ def test_the_extractive_kind_of_a_version_is_version() -> None:
     said = extract("the ingest workers use protocol 3.1 for uploads", profile="extractive")
     assert [(k, b) for _, k, b in said] == [("ingest workers version", "3.1")]
     # a count or a time of day keeps its own kind
-    assert [_value_shape(v) for v in ("3.1", "v2.0.1", "12", "02:30", "40gb")] == [
+    assert [value_kind(v) for v in ("3.1", "v2.0.1", "12", "02:30", "40gb")] == [
         "version", "version", "number", "time", "number"]
 
 
@@ -298,3 +299,34 @@ def test_a_value_called_old_is_retired() -> None:
     # positive control: the same value without "old" is a statement, not a retirement
     kept = extract("the brown-out limit is 2.9 V on every board", profile="extractive")
     assert kept and not kept[0][0].startswith("No longer current")
+
+
+def test_the_extractive_key_is_the_subject_and_the_kind_of_the_value() -> None:
+    # the subject before a verb of no closed list, an adverb between them or not
+    first = extract("the sync worker polls every 30 seconds", profile="extractive")
+    later = extract("the sync worker now polls every 90 seconds", profile="extractive")
+    assert [k for _, k, _ in first] == [k for _, k, _ in later] == ["sync worker number"]
+    # the speaker as subject: the verb's object is what the clause is about
+    assert _subject_key("we moved the thumbnail sweep to 04:10", "04:10") == ("thumbnail sweep time", "04:10")
+    assert _subject_key("bumped the upload cap to 64mb", "64mb") == ("upload cap number", "64mb")
+    # negative controls: another pronoun, or no determiner before the noun phrase, gives no key
+    assert [k for _, k, _ in extract("it polls every 30 seconds", profile="extractive")] in ([], [""])
+    assert [k for _, k, _ in extract("sync worker polls every 30 seconds", profile="extractive")] in ([], [""])
+
+
+def test_a_copular_clause_asserts_its_complement_not_a_name_in_its_subject() -> None:
+    said = extract("the formatter for the Kotlin sources is ktfmt", profile="extractive")
+    assert [b for _, _, b in said] == ["ktfmt"]
+    # so that a later removal of that value, with no key, retires it by its value
+    gone = extract("drop ktfmt from the Kotlin sources, we don't use it anymore", profile="extractive")
+    assert any(b == "ktfmt" for _, _, b in gone)
+    # negative control: an evaluative word closing the clause is no value
+    assert extract("the Kotlin formatter setup is great", profile="extractive") == []
+
+
+def test_an_aside_with_a_copula_of_its_own_is_cut_closed_or_left_open() -> None:
+    assert without_asides("the exporter serves on :9201 (9200 is the old one)") == "the exporter serves on :9201"
+    assert without_asides("the exporter serves on :9201 (9200 is the old one") == "the exporter serves on :9201"
+    # negative controls: a short aside that only qualifies the value stays
+    assert without_asides("logs go to loki (per pod)") == "logs go to loki (per pod)"
+

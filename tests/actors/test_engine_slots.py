@@ -1,0 +1,61 @@
+"""Keys decided by slot in the EngineActor's plain class (issue 11): a later value of the same kind
+for the same subject supersedes, whichever reading keyed it; another subject of that kind does not.
+Embedded with the bundled MiniLM model, as in the default configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from actors.clock import FakeClock
+from actors.config import load_settings
+from actors.engine_actor import EngineService
+from actors.index_actor import IndexService
+from engine.models import Candidate, TrustState
+
+SCOPE = "project:tern"
+T0 = 1_790_000_000_000
+
+
+def _engine(folder: Path) -> EngineService:
+    settings = load_settings()
+    return EngineService("tern", folder, settings, IndexService(settings.embedder), FakeClock(T0 + 10**9))
+
+
+def _cand(text: str, key: str, belief: str, at: int) -> Candidate:
+    return Candidate(text=text, key=key, belief=belief, scope=SCOPE, source_unit_ids=(f"u{at}",),
+                     valid_from_ms=T0 + at * 1000)
+
+
+def _states(engine: EngineService) -> dict[str, Any]:
+    return {m.text: m.state for m in engine.table if m.scope == SCOPE}
+
+
+def test_a_clause_keyed_by_subject_and_kind_supersedes_the_reading_of_the_same_slot(tmp_path: Path) -> None:
+    engine = _engine(tmp_path)
+    engine.ingest("r1", [_cand("The measurement interval is 6 minutes.", "measurement interval", "6 minutes", 1)])
+    engine.ingest("r2", [_cand("The api server listens on port 8080.", "api port", "8080", 2)])
+    # the speaker's own clause, keyed <subject> <kind of value> by the extractive reading
+    engine.ingest("r3", [_cand("The measurement interval went up to 20 minutes.", "measurement interval number", "20", 3)])
+    # another subject with a value of the same kind: no slot in common
+    engine.ingest("r4", [_cand("The reporting database answers on 5432.", "reporting database number", "5432", 4)])
+    states = _states(engine)
+    assert states["The measurement interval is 6 minutes."] is TrustState.SUPERSEDED
+    assert states["The measurement interval went up to 20 minutes."] is TrustState.ACTIVE
+    assert states["The api server listens on port 8080."] is TrustState.ACTIVE  # negative
+    assert states["The reporting database answers on 5432."] is TrustState.ACTIVE
+
+
+def test_siblings_and_other_kinds_keep_their_own_slot(tmp_path: Path) -> None:
+    engine = _engine(tmp_path)
+    engine.ingest("r1", [_cand("The frontend dev server runs on port 5173.", "frontend dev server port", "5173", 1)])
+    engine.ingest("r2", [_cand("The nightly export runs at 02:15.", "nightly export", "02:15", 2)])
+    engine.ingest("r3", [_cand("The backend dev server runs on 8000.", "backend dev server number", "8000", 3)])
+    engine.ingest("r4", [_cand("The nightly export writes var/spool/export.", "nightly export location", "var/spool/export", 4)])
+    engine.ingest("r5", [_cand("The nightly export now starts at 03:40.", "nightly export time", "03:40", 5)])
+    states = _states(engine)
+    assert states["The frontend dev server runs on port 5173."] is TrustState.ACTIVE  # a sibling, not the same
+    assert states["The nightly export writes var/spool/export."] is TrustState.ACTIVE  # a path is no time
+    # positive control: the time of the same subject replaces the time
+    assert states["The nightly export runs at 02:15."] is TrustState.SUPERSEDED
+    assert states["The nightly export now starts at 03:40."] is TrustState.ACTIVE
