@@ -80,7 +80,10 @@ class _LeaseKeeper:
         self.renewed = 0
 
     def renew(self) -> None:
-        self.renewed += self.log.renew(self.tokens, self.lease_ms)
+        try:
+            self.renewed += self.log.renew(self.tokens, self.lease_ms)
+        except ActorDied:
+            pass  # the log is restarting: the leases may run out, the jobs are then taken again (at-least-once)
 
 
 class Pipeline:
@@ -235,7 +238,7 @@ class Pipeline:
         """Wait for a batch's extractions, embed their candidates in one call, ingest in turn order.
 
         ``held``: the lease tokens of every batch in extraction (this one included), renewed
-        while the wait lasts (see :meth:`_await`)."""
+        while the wait lasts (see :meth:`_extracted`)."""
         scope = project_scope(project)
         token, work = batch
         done = failed = 0
