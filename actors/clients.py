@@ -25,8 +25,8 @@ from actors.log_actor import LogService
 from actors.ref import Pending, Ref
 from actors.store.log_store import LogHit
 from actors.wire import (
-    ForgetRequest, ForgetResult, IngestJob, IngestOutcome, IngestReport, MemoryDetail, OpenConflict, RecallRequest,
-    RecallResult, RememberRequest, RepairRecord, ReviewItem, Stats,
+    ForgetRequest, ForgetResult, IngestJob, IngestOutcome, IngestReport, LeasedBatch, MemoryDetail, OpenConflict,
+    RecallRequest, RecallResult, RememberRequest, RepairRecord, ReviewItem, Stats,
 )
 from engine.models import Candidate, Job, Memory, Origin, TurnIn, Unit, Verdict
 from actors.store.memory_store import AuditRecord
@@ -69,6 +69,13 @@ class LogClient(ServiceClient[LogService]):
 
     def lease(self, kinds: Sequence[str], n: int, lease_ms: int = 60_000, token: str = "") -> list[Job]:
         return self.ref.call(LogService.lease, kinds, n, lease_ms, token)
+
+    def lease_batch(self, kinds: Sequence[str], n: int, lease_ms: int = 60_000, token: str = "",
+                    renew: Sequence[str] = (), min_ready: int = 0) -> LeasedBatch:
+        return self.ref.call(LogService.lease_batch, list(kinds), n, lease_ms, token, list(renew), min_ready)
+
+    def renew(self, tokens: Sequence[str], lease_ms: int = 60_000) -> int:
+        return self.ref.call(LogService.renew, list(tokens), lease_ms)
 
     def complete(self, job_id: int, token: str = "") -> bool:
         return self.ref.call(LogService.complete, job_id, token)

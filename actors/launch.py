@@ -371,8 +371,16 @@ class Runtime:
             return len(self.extractors)
 
     def _grow_extractors(self, n: int) -> None:
+        per_worker = self.pool_bounds()[2]
+        # A model worker runs twice as many calls as it has request slots: while one thread
+        # waits for its reply, another builds (redacts, serialises) the next request and then
+        # waits for a slot, and a reply is checked (parsed, grounded) after its slot is free. The
+        # endpoint's semaphore keeps ``[model] max_concurrency`` requests in flight, so a slot
+        # never idles while its thread does CPU work (issue 12: that gap was ~10 % of a
+        # replay's time at 16 in flight). The CPU-bound rules client keeps one call at a time.
+        threads = per_worker * 2 if self.settings.model.client == "openai" else per_worker
         while len(self.extractors) < n:
-            self.extractors.append(ExtractionClient(self._service(ExtractionService, concurrency=self.pool_bounds()[2],
+            self.extractors.append(ExtractionClient(self._service(ExtractionService, concurrency=threads,
                                                                   num_cpus=self.settings.runtime.extraction_num_cpus)))
 
     def _service(self, cls: Any, concurrency: int = 1, num_cpus: float = 0.0) -> Ref[Any]:

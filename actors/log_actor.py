@@ -8,6 +8,7 @@ from pathlib import Path
 
 from actors.clock import Clock
 from actors.store.log_store import LogHit, LogStore
+from actors.wire import LeasedBatch
 from engine.errors import Conflict
 from engine.models import Job, TurnIn, Unit
 
@@ -41,6 +42,28 @@ class LogService:
     def lease(self, kinds: Sequence[str], n: int, lease_ms: int = 60_000, token: str = "") -> list[Job]:
         """Lease ready jobs; the same ``token`` again returns the jobs it holds (a retried call)."""
         return self.store.lease_jobs(list(kinds), n, self.clock.now_ms(), lease_ms, token=token)
+
+    def lease_batch(self, kinds: Sequence[str], n: int, lease_ms: int = 60_000, token: str = "",
+                    renew: Sequence[str] = (), min_ready: int = 0) -> LeasedBatch:
+        """:meth:`lease` of extract jobs with their units and the backlog, in one actor call (one
+        round trip per batch instead of four: the drain's leases wait behind the appends of a
+        replay that is still logging, issue 12).
+
+        ``renew``: lease tokens of batches the caller still holds (waiting in the extraction
+        pool); their leases are extended in the same transaction, before any job is taken, so
+        that a job waiting in a deep queue is never leased again as if its holder had died.
+        ``min_ready``: take nothing unless that many jobs are ready (full batches only)."""
+        now = self.clock.now_ms()
+        jobs = self.store.lease_jobs(list(kinds), n, now, lease_ms, token=token, renew_tokens=list(renew),
+                                     min_ready=min_ready)
+        wanted = [list(json.loads(job.payload).get("unit_ids", [])) for job in jobs]
+        by_id = {u.id: u for u in self.store.units([i for ids in wanted for i in ids])}
+        return LeasedBatch(jobs=tuple(jobs), units=tuple(tuple(by_id[i] for i in ids if i in by_id) for ids in wanted),
+                           pending=self.store.pending_count(list(kinds)))
+
+    def renew(self, tokens: Sequence[str], lease_ms: int = 60_000) -> int:
+        """Extend the leases still held by ``tokens`` (a holder waiting on a long queue); returns how many."""
+        return self.store.renew_leases(list(tokens), self.clock.now_ms(), lease_ms)
 
     def complete(self, job_id: int, token: str = "") -> bool:
         """Mark a job done; False (nothing changed) when ``token`` no longer holds its lease."""

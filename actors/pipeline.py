@@ -64,6 +64,28 @@ INGEST_SLICE_S = 0.05
 Batch = tuple[str, list[tuple[Job, list[Unit], Pending[Extracted]]]]
 
 
+class _LeaseKeeper:
+    """Renews the leases of the batches a drain holds while it waits for their extractions.
+
+    A lease bounds how long a job stays with a holder that died (``[runtime] lease_s``); a live
+    holder whose jobs queue behind others in the extraction pool (a 3 s endpoint, one request in
+    flight, 64 jobs leased) renews them every third of a lease, so that none is leased again
+    and sent to the model a second time while it is still waiting for its turn."""
+
+    def __init__(self, log: LogClient, tokens: list[str], lease_ms: int) -> None:
+        self.log = log
+        self.tokens = tokens
+        self.lease_ms = lease_ms
+        self.every_s = max(0.05, lease_ms / 3000)
+        self.renewed = 0
+
+    def renew(self) -> None:
+        try:
+            self.renewed += self.log.renew(self.tokens, self.lease_ms)
+        except ActorDied:
+            pass  # the log is restarting: the leases may run out, the jobs are then taken again (at-least-once)
+
+
 class Pipeline:
     """observe -> log -> extract -> embed -> ingest -> adjudicate, and the read/forget paths."""
 
@@ -147,11 +169,11 @@ class Pipeline:
                     return 0, 0, []
                 started.append(first)
             while len(started) < 1 + depth:
-                nxt = self._start_batch(project, log, batch, logging, wait=False)
+                nxt = self._start_batch(project, log, batch, logging, wait=False, held=[t for t, _ in started])
                 if nxt is None:
                     break
                 started.append(nxt)
-            d, f = self._finish_batch(project, log, engine, started[0], outcomes)
+            d, f = self._finish_batch(project, log, engine, started[0], outcomes, held=[t for t, _ in started])
             return d, f, started[1:]
         except ActorDied:
             # The log or the engine died mid-batch: give the batches back at once (no attempt spent)
@@ -176,53 +198,55 @@ class Pipeline:
 
         return f"{self.rt.run_id}:{uuid.uuid4().hex[:12]}"
 
-    @staticmethod
-    def _pending_extracts(log: LogClient) -> int:
-        counts = log.job_counts()
-        return int(counts.get("extract", {}).get("pending", 0))
-
     def _start_batch(self, project: str, log: LogClient, batch: int | None = None,
-                     logging: threading.Event | None = None, wait: bool = True) -> Batch | None:
+                     logging: threading.Event | None = None, wait: bool = True,
+                     held: Sequence[str] = ()) -> Batch | None:
         """Lease a batch of extract jobs and send their units to the extraction pool (no wait).
 
         While ``logging`` is not set (turns are still being logged), only a full batch is leased:
         the batches, and so the memories, are those of a drain that starts once all is logged. The
-        call waits for a full batch with ``wait``, else gives ``None`` at once (a lookahead)."""
-        import json
+        call waits for a full batch with ``wait``, else gives ``None`` at once (a lookahead).
 
+        ``held``: the lease tokens of the batches still in extraction; the same log call renews
+        their leases before it takes new jobs (a job waiting in the pool's queue is never taken
+        again as if its holder had died). The lease, the units and the backlog are one call."""
         size = batch or self.batch_jobs
-        while logging is not None and not logging.is_set() and self._pending_extracts(log) < size:
-            if not wait:
+        token = self._token()
+        while True:
+            full_only = logging is not None and not logging.is_set()  # read before the lease
+            # A retry of this call after the log actor died returns the same batch (same token).
+            leased = log.lease_batch(["extract"], size, self._lease_ms(), token, held, size if full_only else 0)
+            if leased.jobs or not full_only:
+                break
+            if not wait or logging is None:
                 return None
             logging.wait(0.02)
-        token = self._token()
-        # A retry of this call after the log actor died returns the same batch (same token).
-        jobs = log.lease(["extract"], size, self._lease_ms(), token)
-        if not jobs:
+        if not leased.jobs:
             return None
         # The elastic pool follows the backlog: this batch plus what is still pending.
-        self.rt.scale_extractors(len(jobs) + self._pending_extracts(log))
+        self.rt.scale_extractors(len(leased.jobs) + leased.pending)
         scope = project_scope(project)
-        wanted = [json.loads(job.payload)["unit_ids"] for job in jobs]
-        by_id = {u.id: u for u in log.units([i for ids in wanted for i in ids])}  # one call per batch
         work: list[tuple[Job, list[Unit], Pending[Extracted]]] = []
-        for job, ids in zip(jobs, wanted):
-            units = [by_id[i] for i in ids if i in by_id]
+        for job, units in zip(leased.jobs, leased.units):
             worker = self.rt.extractors[self._rr % len(self.rt.extractors)]
             self._rr += 1
-            work.append((job, units, worker.submit_extract(units, scope)))
+            work.append((job, list(units), worker.submit_extract(list(units), scope)))
         return token, work
 
     def _finish_batch(self, project: str, log: LogClient, engine: EngineClient, batch: Batch,
-                      outcomes: dict[str, int] | None) -> tuple[int, int]:
-        """Wait for a batch's extractions, embed their candidates in one call, ingest in turn order."""
+                      outcomes: dict[str, int] | None, held: Sequence[str] = ()) -> tuple[int, int]:
+        """Wait for a batch's extractions, embed their candidates in one call, ingest in turn order.
+
+        ``held``: the lease tokens of every batch in extraction (this one included), renewed
+        while the wait lasts (see :meth:`_extracted`)."""
         scope = project_scope(project)
         token, work = batch
         done = failed = 0
         extracted: list[tuple[Job, list[Unit], Extracted]] = []
+        keep = _LeaseKeeper(log, list(held) or [token], self._lease_ms())
         for job, units, fut in work:
             try:
-                extracted.append((job, units, self._extracted(fut, units, scope)))
+                extracted.append((job, units, self._extracted(fut, units, scope, keep)))
             except (ModelUnavailable, ModelTimeout) as exc:  # endpoint down: wait, no attempt spent
                 log.defer(job.id, self._resume_ms(), f"extract: {exc}", token)
                 self.deferred += 1
@@ -292,12 +316,18 @@ class Pipeline:
             log.complete_many(ingested, token)  # one transaction for the batch's acks
         return done, failed
 
-    def _extracted(self, fut: Pending[Extracted], units: list[Unit], scope: str, tries: int = 4) -> Extracted:
+    def _extracted(self, fut: Pending[Extracted], units: list[Unit], scope: str,
+                   keep: _LeaseKeeper | None = None, tries: int = 4) -> Extracted:
         """The result of an extraction; if its worker died, the same units go to the next worker
         at once (Ray restarts the dead one), so the batch keeps its turn order and no attempt
-        is spent. Raises ``ActorDied`` only if every try met a dying worker."""
+        is spent. Raises ``ActorDied`` only if every try met a dying worker.
+
+        While it waits, ``keep`` renews the leases of the batches in extraction (a slow endpoint
+        with few requests in flight can hold a job in the pool's queue longer than ``lease_s``)."""
         for attempt in range(tries):
             try:
+                while keep is not None and not Ref.ready(fut, keep.every_s):
+                    keep.renew()
                 return Ref.result(fut)
             except ActorDied:
                 if attempt == tries - 1:

@@ -88,6 +88,17 @@ class Ref(Generic[S]):
         return Pending(bound.remote(*args, **kwargs))
 
     @staticmethod
+    def ready(pending: Pending[Any], timeout_s: float) -> bool:
+        """Whether a call's outcome (value or error) is there, waiting at most ``timeout_s`` for it;
+        an in-process call is always settled."""
+        if pending.local:
+            return True
+        import ray
+
+        done, _ = ray.wait([pending.object_ref], num_returns=1, timeout=max(0.0, timeout_s))
+        return bool(done)
+
+    @staticmethod
     def result(pending: Pending[R], timeout_s: float | None = None) -> R:
         """The value of a call started by :meth:`submit`; Ray's errors become the tree of ``engine/errors.py``."""
         if pending.local:

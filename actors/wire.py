@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from actors.store.memory_store import Review
-from engine.models import AuditEvent, Candidate, Memory, Sensitivity, Tension, Tier
+from engine.models import AuditEvent, Candidate, Job, Memory, Sensitivity, Tension, Tier, Unit
 from engine.retrieval import Conflict, Recalled, Suppressed
 
 
@@ -159,3 +159,12 @@ class RepairRecord(Msg):
     chars_revealed: int = Field(default=0, description="characters of log text revealed")
     stopped: str = Field(default="", description="why the investigation ended early, if it did")
     proposals: tuple[RepairProposal, ...] = Field(default=(), description="what it proposed, with the verdicts")
+
+
+class LeasedBatch(Msg):
+    """A batch of extract jobs leased from a project's log in one call (``LogService.lease_batch``):
+    the jobs, the units each one distils (in the job's order), and how many extract jobs are still
+    pending after the lease (the backlog the elastic pool follows)."""
+    jobs: tuple[Job, ...] = ()
+    units: tuple[tuple[Unit, ...], ...] = ()
+    pending: int = 0

@@ -167,6 +167,10 @@ class Endpoint:
         self._client = openai.OpenAI(base_url=settings.openai_base_url,
                                      api_key=settings.openai_api_key or "no-key",
                                      timeout=settings.timeout_s, max_retries=0)
+        # The package builds its resources (and imports their modules) on first use: 50-100 ms of
+        # CPU that would otherwise fall on the first request of every worker, when a replay's
+        # first batch waits for all of them at once (issue 12). Built here, with the client.
+        _ = self._client.chat.completions
         self.breaker = CircuitBreaker(settings.breaker_failures, settings.breaker_cooldown_s, monotonic)
         self.bucket = TokenBucket(settings.rate_limit_per_min, monotonic, sleep)
         self._slots = threading.BoundedSemaphore(settings.max_concurrency)

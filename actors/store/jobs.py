@@ -113,6 +113,7 @@ def lease(
     lease_ms: int,
     max_attempts: int | None = None,
     token: str = "",
+    min_ready: int = 0,
 ) -> list[Job]:
     """Take up to ``n`` ready jobs of the given kinds, oldest first, for ``lease_ms``.
 
@@ -124,6 +125,9 @@ def lease(
     With a ``token`` that still holds running jobs of these kinds, the call is a retry of
     that lease: the same jobs come back (lease renewed, no attempt counted) and no new
     job is taken.
+
+    With ``min_ready``, nothing is taken unless at least that many jobs are ready (a caller
+    that wants full batches only while the work is still being enqueued).
     """
     if n <= 0 or not kinds:
         return []
@@ -137,6 +141,15 @@ def lease(
         ).fetchall()
         if held:
             return sorted((_job(r) for r in held), key=lambda j: (j.not_before_ms, j.id))
+    if min_ready > 0:
+        ready = conn.execute(
+            f"SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE kind IN ({marks}) AND ("
+            f"  (state = 'pending' AND not_before_ms <= ?) OR (state = 'running' AND lease_until_ms < ?)) "
+            f"LIMIT ?)",
+            (*kinds, now_ms, now_ms, min_ready),
+        ).fetchone()[0]
+        if ready < min_ready:
+            return []
     if max_attempts is not None:
         conn.execute(
             f"UPDATE jobs SET state = 'dead', updated_ms = ?, "
@@ -156,6 +169,27 @@ def lease(
         (now_ms + lease_ms, now_ms, token, *kinds, now_ms, now_ms, n),
     ).fetchall()
     return sorted((_job(r) for r in rows), key=lambda j: (j.not_before_ms, j.id))
+
+
+def renew(conn: sqlite3.Connection, tokens: Sequence[str], now_ms: int, lease_ms: int) -> int:
+    """Extend to ``now_ms + lease_ms`` the lease of every job still running under one of ``tokens``.
+
+    A holder whose jobs wait in a queue (a batch leased ahead while earlier ones are extracted)
+    renews them while it waits, so that they are not taken again as if their worker had died:
+    ``lease_s`` bounds how long a *dead* holder keeps a job, not how long a live one may queue
+    it. A job another holder took meanwhile, or one already finished, is left alone (its token
+    changed). Returns how many leases were extended.
+    """
+    wanted = [t for t in dict.fromkeys(tokens) if t]
+    if not wanted:
+        return 0
+    marks = ",".join("?" * len(wanted))
+    cur = conn.execute(
+        f"UPDATE jobs SET lease_until_ms = MAX(lease_until_ms, ?), updated_ms = ? "
+        f"WHERE state = 'running' AND lease_token IN ({marks})",
+        (now_ms + lease_ms, now_ms, *wanted),
+    )
+    return int(cur.rowcount)
 
 
 def get(conn: sqlite3.Connection, job_id: int) -> Job:
@@ -346,10 +380,21 @@ class JobsFile(SqliteFile):
         lease_ms: int,
         max_attempts: int | None = None,
         token: str = "",
+        renew_tokens: Sequence[str] = (),
+        min_ready: int = 0,
     ) -> list[Job]:
-        """Lease ready jobs (see :func:`lease`)."""
+        """Lease ready jobs (see :func:`lease`), after renewing the leases of ``renew_tokens``
+        (see :func:`renew`) in the same transaction: a job held by a live holder is never
+        among those taken."""
         with self._write("lease jobs") as conn:
-            return lease(conn, kinds, n, now_ms, lease_ms, max_attempts, token)
+            if renew_tokens:
+                renew(conn, renew_tokens, now_ms, lease_ms)
+            return lease(conn, kinds, n, now_ms, lease_ms, max_attempts, token, min_ready)
+
+    def renew_leases(self, tokens: Sequence[str], now_ms: int, lease_ms: int) -> int:
+        """Extend the leases held by ``tokens`` (see :func:`renew`)."""
+        with self._write("renew leases") as conn:
+            return renew(conn, tokens, now_ms, lease_ms)
 
     def complete_job(self, job_id: int, now_ms: int, token: str = "") -> bool:
         """Mark a job done (see :func:`complete`); False for a stale holder's ack."""
@@ -399,6 +444,15 @@ class JobsFile(SqliteFile):
         """Jobs per kind and state (see :func:`counts`)."""
         with self._read("count jobs") as conn:
             return counts(conn)
+
+    def pending_count(self, kinds: Sequence[str]) -> int:
+        """Pending jobs of these kinds (read through the state index, not a scan of every job)."""
+        if not kinds:
+            return 0
+        marks = ",".join("?" * len(kinds))
+        with self._read("count pending jobs") as conn:
+            return int(conn.execute(f"SELECT COUNT(*) FROM jobs WHERE state = 'pending' AND kind IN ({marks})",
+                                    tuple(kinds)).fetchone()[0])
 
     def list_jobs(
         self, state: JobState | str | None = None, kind: str | None = None, limit: int = 100

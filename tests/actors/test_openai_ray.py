@@ -372,3 +372,52 @@ def test_doctor_checks_the_endpoint_from_inside_actors(ray_session: None, fake: 
     checks = {c.name: c for c in check(s, tmp_path, in_actor=True)}
     assert not checks["model"].ok and "error[model_unavailable]" in checks["model"].detail
     assert checks["data_dir"].ok  # control: one broken piece does not hide the others
+
+
+# ---- leases of jobs waiting in the extraction pool's queue ---------------------------------
+@pytest.mark.parametrize("keeper", [True, False])
+def test_jobs_waiting_in_the_pool_keep_their_lease_while_the_drain_waits(ray_session: None, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         keeper: bool) -> None:
+    """One request in flight, 0.6 s per request, a 1 s lease, 8 jobs held (a batch of 4 and one
+    leased ahead): the drain waits 2.4 s for the first batch. While it waits it renews what it
+    holds, so a lease taken by anyone else past the first term finds nothing; the control (no
+    renewal while waiting) shows that the waiting jobs would be handed out again."""
+    import threading
+
+    from actors import pipeline as pipeline_mod
+
+    if not keeper:
+        monkeypatch.setattr(pipeline_mod._LeaseKeeper, "renew", lambda self: None)
+    with FakeOpenAI(responder=brain.answer, latency_s=0.6) as server:
+        s = openai_settings(server.base_url, embedder="hash")
+        s = s.model_copy(update={"model": s.model.model_copy(update={"max_concurrency": 1}),
+                                 "runtime": s.runtime.model_copy(update={"lease_s": 1.0, "extraction_workers_max": 1})})
+        rt = Runtime(tmp_path / "data", s, use_ray=True)
+        try:
+            pipe = Pipeline(rt, batch_jobs=4)
+            assert pipe._lookahead() == 1
+            pipe.observe([TurnIn(project="p", user=f"the build step {i} takes {i + 2} minutes", assistant="ok",
+                                 ts_ms=T0 + i * 1000, request_id=f"w{i}") for i in range(8)])
+            log = rt.log("p")
+            done = threading.Thread(target=pipe.drain, args=("p",), daemon=True)
+            done.start()
+            deadline = time.monotonic() + 60
+            while log.job_counts().get("extract", {}).get("running", 0) < 8 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(1.4)  # past the first term of every lease, before the first batch (2.4 s) is extracted
+            stolen = log.lease(["extract"], 100, 1000, f"{rt.run_id}:intruder")
+            if keeper:
+                assert stolen == []
+            else:
+                assert stolen  # the control: jobs still waiting for their turn were handed out again
+                for job in stolen:
+                    log.defer(job.id, 0, "given back by the test", f"{rt.run_id}:intruder")
+            done.join(timeout=120)
+            assert not done.is_alive()
+            records = log.jobs(kind="extract", limit=100)
+            assert len(records) == 8 and all(j.state.value == "done" for j in records)
+            if keeper:
+                assert {j.attempts for j in records} == {1}  # no job was leased twice
+        finally:
+            rt.shutdown()

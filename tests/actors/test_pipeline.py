@@ -269,3 +269,54 @@ def test_adjudicate_calls_pause_before_each_verdict(tmp_path: Path) -> None:
     rt.shutdown()
     assert decided == 3
     assert seen == [0, 1, 2]  # each pause came before its verdict, one per verdict
+
+
+@pytest.mark.parametrize("renewal", [True, False])
+def test_a_job_waiting_in_a_deep_queue_is_not_leased_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            renewal: bool) -> None:
+    """A 3 s endpoint with one request in flight and 64 jobs leased (a batch and its lookahead):
+    the last ones wait ~190 s, past the 60 s lease. The drain renews the leases it holds, so
+    every turn is sent to the model once and every job is done at its first attempt. Without
+    the renewal (the control), the waiting batch is taken again as if its holder had died."""
+    from collections import Counter
+
+    from actors.clock import FakeClock
+    from actors.llm.rules import RulesClient
+    from actors.store import jobs
+
+    clock = FakeClock(1_796_000_000_000)
+    sent: Counter[str] = Counter()
+
+    class SlowEndpoint(RulesClient):
+        def extract(self, units, scope):  # type: ignore[no-untyped-def]
+            for u in units:
+                sent[u.id] += 1
+            clock.advance(3000 * len(units))  # one request in flight: each turn costs 3 s of wall time
+            return super().extract(units, scope)
+
+    if not renewal:
+        monkeypatch.setattr(jobs, "renew", lambda conn, tokens, now_ms, lease_ms: 0)
+    base = load_settings()
+    settings = base.model_copy(update={"embedder": base.embedder.model_copy(update={"name": "hash"}),
+                                       "runtime": base.runtime.model_copy(update={"lease_s": 60.0})})
+    rt = Runtime(tmp_path / "d", settings, use_ray=False, clock=clock, client_factory=SlowEndpoint)
+    try:
+        pipe = Pipeline(rt, batch_jobs=32)
+        assert pipe._lookahead() == 1  # a batch being extracted and one leased ahead: 64 jobs held
+        pipe.observe([TurnIn(project="p", user=f"note {i}: the build takes {i} minutes", assistant="ok",
+                             ts_ms=clock.now_ms() - 100_000 + i, request_id=f"q{i}") for i in range(96)])
+        pipe.drain("p", max_rounds=12)  # three batches of 32: a few rounds are plenty
+        records = rt.log("p").jobs(kind="extract", limit=1000)
+        assert len(records) == 96
+        if renewal:
+            assert all(j.state.value == "done" for j in records)
+            assert set(sent.values()) == {1} and len(sent) == 96
+            assert {j.attempts for j in records} == {1}
+        else:
+            # the control: the same turns went to the model again, and with every lease running
+            # out before its ack the drain makes no progress at all (a stale holder's ack is ignored)
+            assert max(sent.values()) > 1
+            assert max(j.attempts for j in records) > 1
+            assert any(j.state.value != "done" for j in records)
+    finally:
+        rt.shutdown()

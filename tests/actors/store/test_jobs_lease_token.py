@@ -4,6 +4,7 @@ given back at once without spending an attempt."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,3 +141,62 @@ def test_a_held_token_returns_only_jobs_of_the_asked_kinds(conn: sqlite3.Connect
     assert {j.id for j in jobs.lease(conn, ["extract"], 5, now_ms=1, lease_ms=100, token="x:1")} == {a}
     held_repair = jobs.lease(conn, ["repair"], 5, now_ms=2, lease_ms=100, token="x:1")
     assert [j.id for j in held_repair] == [r]
+
+
+def test_a_renewed_lease_is_not_taken_again_once_its_first_term_has_passed(conn: sqlite3.Connection) -> None:
+    """A holder still waiting on its jobs (a deep extraction queue) renews them: past the lease's
+    first term they are not handed out as if their worker had died."""
+    a, b = _enqueue(conn, "a", "b")
+    held = jobs.lease(conn, ["extract"], 1, now_ms=0, lease_ms=1000, token="run1:x")
+    assert [j.id for j in held] == [a]
+    assert jobs.renew(conn, ["run1:x"], now_ms=900, lease_ms=1000) == 1
+    later = jobs.lease(conn, ["extract"], 2, now_ms=1500, lease_ms=1000, token="run1:y")
+    assert [j.id for j in later] == [b]  # a is still held (until 1900)
+    # positive control: once the renewed term has passed too, a is taken again (its holder is gone)
+    again = jobs.lease(conn, ["extract"], 2, now_ms=2000, lease_ms=1000, token="run1:z")
+    assert [j.id for j in again] == [a]
+    assert jobs.get(conn, a).attempts == 2
+
+
+def test_renew_leaves_finished_jobs_and_other_holders_alone(conn: sqlite3.Connection) -> None:
+    a, b = _enqueue(conn, "a", "b")
+    jobs.lease(conn, ["extract"], 1, now_ms=0, lease_ms=1000, token="run1:x")
+    jobs.complete(conn, a, now_ms=10, token="run1:x")
+    jobs.lease(conn, ["extract"], 1, now_ms=20, lease_ms=1000, token="run1:y")
+    assert jobs.renew(conn, ["run1:x", ""], now_ms=30, lease_ms=5000) == 0  # a is done; b is y's
+    assert jobs.get(conn, a).state is JobState.DONE
+    assert jobs.get(conn, b).lease_until_ms == 1020
+    assert jobs.renew(conn, ["run1:y"], now_ms=30, lease_ms=5000) == 1
+    assert jobs.get(conn, b).lease_until_ms == 5030
+    # a renewal never shortens a lease
+    assert jobs.renew(conn, ["run1:y"], now_ms=40, lease_ms=10) == 1
+    assert jobs.get(conn, b).lease_until_ms == 5030
+
+
+def test_min_ready_takes_nothing_until_a_full_batch_is_ready(conn: sqlite3.Connection) -> None:
+    _enqueue(conn, "a", "b")
+    assert jobs.lease(conn, ["extract"], 3, now_ms=0, lease_ms=1000, token="t1", min_ready=3) == []
+    assert all(j.state is JobState.PENDING for j in jobs.list_jobs(conn))  # nothing was taken
+    _enqueue(conn, "c", "d")
+    got = jobs.lease(conn, ["extract"], 3, now_ms=0, lease_ms=1000, token="t1", min_ready=3)
+    assert len(got) == 3
+
+
+def test_lease_batch_renews_the_callers_batches_before_it_takes_jobs(tmp_path: Path) -> None:
+    """The drain's lease call carries the tokens of the batches it still has in extraction: one
+    whose term has passed meanwhile is renewed, not leased to the new batch."""
+    clock = FakeClock(1_000_000)
+    log = LogService(tmp_path / "p", clock, "p", run="run-a")
+    log.append([TurnIn(project="p", user=f"turn {i}", assistant="ok", ts_ms=clock.now_ms() - 1000 + i,
+                       request_id=f"r{i}") for i in range(4)])
+    first = log.lease_batch(["extract"], 2, 1000, "run-a:1")
+    assert [len(u) for u in first.units] == [1, 1] and first.pending == 2
+    assert [u[0].id for u in first.units] == [json.loads(j.payload)["unit_ids"][0] for j in first.jobs]
+    clock.advance(5000)  # the first batch's term is over: it is still waiting in the pool
+    second = log.lease_batch(["extract"], 2, 1000, "run-a:2", renew=["run-a:1"])
+    assert {j.id for j in second.jobs}.isdisjoint(j.id for j in first.jobs)
+    assert second.pending == 0
+    # positive control: without the renewal, the first batch's jobs are the ones taken
+    clock.advance(5000)
+    third = log.lease_batch(["extract"], 2, 1000, "run-a:3")
+    assert {j.id for j in third.jobs} == {j.id for j in first.jobs}
