@@ -250,12 +250,14 @@ class MiniLMEmbedder:
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=self.max_seq_length)
         try:
-            self._weights = self._arrange(tensors, config)
+            weights = self._arrange(tensors, config)
         except (KeyError, ValueError) as exc:
             raise IndexError_(f"unexpected weights in {model_dir}: {exc}") from exc
-        if self._weights.word.shape[1] != self.dim:
-            raise IndexError_(f"model in {model_dir} has width {self._weights.word.shape[1]}")
+        if weights.word.shape[1] != self.dim:
+            raise IndexError_(f"model in {model_dir} has width {weights.word.shape[1]}")
+        # The tokenizer first: another thread takes the weights as the sign that the model is loaded.
         self._tokenizer = tokenizer
+        self._weights = weights
 
     @staticmethod
     def _arrange(t: dict[str, np.ndarray], config: dict[str, object]) -> _Weights:

@@ -99,6 +99,7 @@ _VERSION = re.compile(r"v?\d+\.\d+(?:\.\d+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:\s*[a-z%]+)?", re.IGNORECASE)  # "20", "6 minutes", "512mb"
 _TIME = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?(?:\s*[a-z]+)?", re.IGNORECASE)
 _HOST = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d+)?", re.IGNORECASE)
+_IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?")
 
 
 def value_kind(belief: str) -> str:
@@ -108,6 +109,8 @@ def value_kind(belief: str) -> str:
     value = normalize_belief(belief).strip("`")
     if not value:
         return ""
+    if _IPV4.fullmatch(value):
+        return "host"  # four numbers, with or without a port: an address, never a version
     if _VERSION.fullmatch(value):
         return "version"
     if _TIME.fullmatch(value):

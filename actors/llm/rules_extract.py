@@ -151,9 +151,10 @@ def _extractive(c: Clause) -> Finding | None:
     return Finding(key, belief, Kind.FACT, cap(text) + ".", weight=-0.1, retires=old)
 
 
-# A clause that ends in a copula and one word: "the linter for the TypeScript code is xo". The
-# complement is what the clause asserts, whatever names its subject holds ("TypeScript").
-_COMPLEMENT = re.compile(r"\b(?:is|are|was|were)\s+(?:now\s+|still\s+)?(`[^`]+`|[\w.+#@:/-]+)\s*[.!]?$", _I)
+# A clause that ends in a present copula and one word: "the cache in front of the Wagtail site is
+# nuster". The complement is what the clause asserts, whatever names its subject holds ("Wagtail").
+# A past copula ("was", "were") states an old value, never the current one.
+_COMPLEMENT = re.compile(r"\b(?:is|are)\s+(?:now\s+|still\s+)?(`[^`]+`|[\w.+#@:/-]+)\s*[.!]?$", _I)
 
 
 def _complement(text: str, old: tuple[str, ...]) -> re.Match[str] | None:
@@ -398,7 +399,9 @@ def _subject_key(text: str, value: str) -> tuple[str, str]:
     belief = normalize_belief(value.strip("`"))
     kind = value_kind(belief)
     obj = _OBJECT_SUBJECT.match(text)
-    if obj is not None and text.find(value, obj.end()) >= obj.end():
+    # Only when the preposition brings the value itself: in "the retry limit on the mobile client
+    # to 7" the phrase after "on" qualifies the subject, and a key without it would merge subjects.
+    if obj is not None and text[obj.end():].lstrip("` ").startswith(value.strip("`")):
         subject = [w.lower() for w in obj.group("np").split() if w.lower() not in _SUBJECT_SKIP]
         if 1 <= len(subject) <= 4 and not any(_VALUE_SHAPE.fullmatch(w) or w in STOPWORDS for w in subject):
             return f"{' '.join(subject)} {kind}", belief

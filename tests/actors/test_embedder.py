@@ -289,3 +289,20 @@ def test_a_slightly_perturbed_weight_fails_the_pin(tmp_path: Path) -> None:
     with pytest.raises(AssertionError):
         _assert_same_vectors(got, want)
     assert float(np.sum(got * want, axis=1).min()) > 0.999  # still the same model, only nudged
+
+
+def test_two_threads_that_find_the_embedder_cold_both_get_its_vectors() -> None:
+    import threading
+
+    emb, start, out = MiniLMEmbedder(), threading.Barrier(2), {}
+
+    def run(i: int) -> None:
+        start.wait()
+        out[i] = emb.embed(["the relay answers on :7446"])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert set(out) == {0, 1} and np.allclose(out[0], out[1], atol=1e-6)

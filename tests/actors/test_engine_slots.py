@@ -33,28 +33,28 @@ def _states(engine: EngineService) -> dict[str, Any]:
 
 def test_a_clause_keyed_by_subject_and_kind_supersedes_the_reading_of_the_same_slot(tmp_path: Path) -> None:
     engine = _engine(tmp_path)
-    engine.ingest("r1", [_cand("The measurement interval is 6 minutes.", "measurement interval", "6 minutes", 1)])
-    engine.ingest("r2", [_cand("The api server listens on port 8080.", "api port", "8080", 2)])
+    engine.ingest("r1", [_cand("The badge refresh interval is 9 minutes.", "badge refresh interval", "9 minutes", 1)])
+    engine.ingest("r2", [_cand("The metrics endpoint listens on port 9311.", "metrics port", "9311", 2)])
     # the speaker's own clause, keyed <subject> <kind of value> by the extractive reading
-    engine.ingest("r3", [_cand("The measurement interval went up to 20 minutes.", "measurement interval number", "20", 3)])
+    engine.ingest("r3", [_cand("The badge refresh interval went up to 14 minutes.", "badge refresh interval number", "14", 3)])
     # another subject with a value of the same kind: no slot in common
-    engine.ingest("r4", [_cand("The reporting database answers on 5432.", "reporting database number", "5432", 4)])
+    engine.ingest("r4", [_cand("The ledger replica answers on 6390.", "ledger replica number", "6390", 4)])
     states = _states(engine)
-    assert states["The measurement interval is 6 minutes."] is TrustState.SUPERSEDED
-    assert states["The measurement interval went up to 20 minutes."] is TrustState.ACTIVE
-    assert states["The api server listens on port 8080."] is TrustState.ACTIVE  # negative
-    assert states["The reporting database answers on 5432."] is TrustState.ACTIVE
+    assert states["The badge refresh interval is 9 minutes."] is TrustState.SUPERSEDED
+    assert states["The badge refresh interval went up to 14 minutes."] is TrustState.ACTIVE
+    assert states["The metrics endpoint listens on port 9311."] is TrustState.ACTIVE  # negative
+    assert states["The ledger replica answers on 6390."] is TrustState.ACTIVE
 
 
 def test_siblings_and_other_kinds_keep_their_own_slot(tmp_path: Path) -> None:
     engine = _engine(tmp_path)
-    engine.ingest("r1", [_cand("The frontend dev server runs on port 5173.", "frontend dev server port", "5173", 1)])
+    engine.ingest("r1", [_cand("The admin console serves on port 4210.", "admin console port", "4210", 1)])
     engine.ingest("r2", [_cand("The nightly export runs at 02:15.", "nightly export", "02:15", 2)])
-    engine.ingest("r3", [_cand("The backend dev server runs on 8000.", "backend dev server number", "8000", 3)])
+    engine.ingest("r3", [_cand("The public console serves on 4300.", "public console number", "4300", 3)])
     engine.ingest("r4", [_cand("The nightly export writes var/spool/export.", "nightly export location", "var/spool/export", 4)])
     engine.ingest("r5", [_cand("The nightly export now starts at 03:40.", "nightly export time", "03:40", 5)])
     states = _states(engine)
-    assert states["The frontend dev server runs on port 5173."] is TrustState.ACTIVE  # a sibling, not the same
+    assert states["The admin console serves on port 4210."] is TrustState.ACTIVE  # a sibling, not the same
     assert states["The nightly export writes var/spool/export."] is TrustState.ACTIVE  # a path is no time
     # positive control: the time of the same subject replaces the time
     assert states["The nightly export runs at 02:15."] is TrustState.SUPERSEDED

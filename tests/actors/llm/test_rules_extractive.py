@@ -309,24 +309,29 @@ def test_the_extractive_key_is_the_subject_and_the_kind_of_the_value() -> None:
     # the speaker as subject: the verb's object is what the clause is about
     assert _subject_key("we moved the thumbnail sweep to 04:10", "04:10") == ("thumbnail sweep time", "04:10")
     assert _subject_key("bumped the upload cap to 64mb", "64mb") == ("upload cap number", "64mb")
+    # a phrase after the object's preposition qualifies it: no key, so two qualified subjects never merge
+    assert _subject_key("we raised the retry limit on the mobile client to 7", "7") == ("", "")
+    assert _subject_key("we moved the cleanup job in the eu cluster to 04:10", "04:10") == ("", "")
     # negative controls: another pronoun, or no determiner before the noun phrase, gives no key
     assert [k for _, k, _ in extract("it polls every 30 seconds", profile="extractive")] in ([], [""])
     assert [k for _, k, _ in extract("sync worker polls every 30 seconds", profile="extractive")] in ([], [""])
 
 
 def test_a_copular_clause_asserts_its_complement_not_a_name_in_its_subject() -> None:
-    said = extract("the formatter for the Kotlin sources is ktfmt", profile="extractive")
-    assert [b for _, _, b in said] == ["ktfmt"]
+    said = extract("the cache in front of the Wagtail site is nuster", profile="extractive")
+    assert [b for _, _, b in said] == ["nuster"]
     # so that a later removal of that value, with no key, retires it by its value
-    gone = extract("drop ktfmt from the Kotlin sources, we don't use it anymore", profile="extractive")
-    assert any(b == "ktfmt" for _, _, b in gone)
-    # negative control: an evaluative word closing the clause is no value
-    assert extract("the Kotlin formatter setup is great", profile="extractive") == []
+    gone = extract("drop nuster from the Wagtail site, we don't use it anymore", profile="extractive")
+    assert any(b == "nuster" for _, _, b in gone)
+    # negative controls: an evaluative word closing the clause is no value; a past copula is no current value
+    assert extract("the Wagtail cache setup is great", profile="extractive") == []
+    assert [b for _, _, b in extract("the cache in front of the Wagtail site was nuster", profile="extractive")] \
+        != ["nuster"]
 
 
 def test_an_aside_with_a_copula_of_its_own_is_cut_closed_or_left_open() -> None:
-    assert without_asides("the exporter serves on :9201 (9200 is the old one)") == "the exporter serves on :9201"
-    assert without_asides("the exporter serves on :9201 (9200 is the old one") == "the exporter serves on :9201"
+    assert without_asides("the relay answers on :7446 (7445 is the legacy relay)") == "the relay answers on :7446"
+    assert without_asides("the relay answers on :7446 (7445 is the legacy relay") == "the relay answers on :7446"
     # negative controls: a short aside that only qualifies the value stays
     assert without_asides("logs go to loki (per pod)") == "logs go to loki (per pod)"
 
