@@ -206,7 +206,7 @@ class EngineService:
         self.table = MemoryTable.from_records(self.store.memory_records(), self.store.load_tensions(open_only=True))
 
     def _commit(self, effects: Effects, new_vectors: dict[str, np.ndarray], mirrored: bool = False,
-                result: str = "") -> bool:
+                result: str = "", fsync: bool = True) -> bool:
         now = self.clock.now_ms()
         adding = set(effects.index_add)  # a set: an import of 100k memories tested a tuple 100k times
         vecs = {i: v for i, v in new_vectors.items() if i in adding}
@@ -218,7 +218,7 @@ class EngineService:
         changed = bool(vecs or effects.index_remove or purged) or (
             (mirrored and bool(effects.memories)) or any(self._content_differs(m) for m in effects.memories))
         try:
-            applied = self.store.apply(effects, vecs, now, result, content_changed=changed)
+            applied = self.store.apply(effects, vecs, now, result, content_changed=changed, fsync=fsync)
         except Exception:
             if mirrored:
                 self._reload()
@@ -631,7 +631,10 @@ class EngineService:
             if m is not None:
                 mems.append(credit(m, self.step, self.settings.dynamics, shadow=1.0))
         fx = (extra or Effects()) + Effects(memories=tuple(mems), receipt="recall:" + retrieval_id)
-        self._commit(fx, {}, result=json.dumps(list(ids)))
+        # Value credit only: committed without waiting for the disk unless asked (it survives a
+        # crash of the process; [retrieval] credit_fsync). Tensions and jobs are always fsynced.
+        fsync = self.settings.retrieval.credit_fsync or bool(fx.tensions or fx.jobs or fx.audit)
+        self._commit(fx, {}, result=json.dumps(list(ids)), fsync=fsync)
 
     def injected(self, retrieval_id: str) -> list[Memory]:
         """The memories a live recall injected (for feedback)."""

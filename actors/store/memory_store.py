@@ -264,6 +264,7 @@ class MemoryStore(JobsFile):
         now_ms: int,
         result: str = "",
         content_changed: bool = True,
+        fsync: bool = True,
     ) -> bool:
         """Write one engine step in ONE transaction; exactly-once on ``effects.receipt``.
 
@@ -275,13 +276,14 @@ class MemoryStore(JobsFile):
         carry the token they were made from and are used only while it is current. A
         purged memory loses its embedding and the detail text of its audit rows; the WAL
         is then truncated (best effort: a blocked checkpoint is retried by the next one).
+        ``fsync=False``: committed without waiting for the disk (``SqliteFile._write``).
 
         Returns:
             ``False`` when the receipt was already recorded (nothing is written).
         """
-        return self.apply_many([Step(effects, vectors, result, content_changed)], now_ms)[0]
+        return self.apply_many([Step(effects, vectors, result, content_changed)], now_ms, fsync=fsync)[0]
 
-    def apply_many(self, steps: Sequence[Step], now_ms: int) -> list[bool]:
+    def apply_many(self, steps: Sequence[Step], now_ms: int, fsync: bool = True) -> list[bool]:
         """Write several engine steps, in order, in ONE transaction (one fsync for all of them).
 
         Each step is written exactly as :meth:`apply` writes it alone (a step whose receipt is
@@ -289,7 +291,8 @@ class MemoryStore(JobsFile):
         """
         out: list[bool] = []
         purged: set[str] = set()
-        with self._write("apply effects") as conn:
+        with self._write("apply effects", fsync=fsync or any(m.purged for st in steps for m in st.effects.memories)) \
+                as conn:
             for step in steps:
                 applied = self._apply_in(conn, step, now_ms)
                 out.append(applied)

@@ -269,3 +269,27 @@ def test_adjudicate_calls_pause_before_each_verdict(tmp_path: Path) -> None:
     rt.shutdown()
     assert decided == 3
     assert seen == [0, 1, 2]  # each pause came before its verdict, one per verdict
+
+
+@pytest.mark.parametrize("credit_fsync", [False, True])
+def test_a_live_recall_commits_its_credit_without_fsync_unless_asked(tmp_path: Path, credit_fsync: bool) -> None:
+    base = load_settings()
+    settings = base.model_copy(update={"retrieval": base.retrieval.model_copy(update={"credit_fsync": credit_fsync})})
+    rt = Runtime(tmp_path / "data", settings, use_ray=False)
+    try:
+        pipe = Pipeline(rt)
+        pipe.remember(RememberRequest(project="shop", text="the API listens on port 9090"))
+        store = rt.engine("shop").target.store
+        seen: list[str] = []
+        store.conn.set_trace_callback(seen.append)
+        res = pipe.recall(RecallRequest(project="shop", query="which port does the API listen on?"))
+        assert res.memories, "the recall must inject the memory for its credit to be committed"
+        relaxed = "PRAGMA synchronous = NORMAL" in seen
+        assert relaxed is not credit_fsync
+        seen.clear()
+        pipe.recall(RecallRequest(project="shop", query="which port does the API listen on?", passive=True))
+        assert "PRAGMA synchronous = NORMAL" not in seen and not any(q.startswith("BEGIN") for q in seen)  # writes nothing
+        assert rt.engine("shop").target.injected(res.retrieval_id)  # the receipt is there for feedback
+        store.conn.set_trace_callback(None)
+    finally:
+        rt.shutdown()

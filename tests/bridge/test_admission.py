@@ -232,18 +232,28 @@ def test_a_gate_is_quiet_only_once_its_last_call_has_ended() -> None:
     asyncio.run(scenario())
 
 
-def test_the_background_worker_waits_for_a_quiet_moment_after_a_call(
-        tight: tuple[TestClient, Pipeline, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
-    import bridge.app as app_module
+def test_the_background_worker_waits_for_a_quiet_moment_after_a_call(tmp_path: Path) -> None:
+    def busy_after_a_recall(quiet_s: float) -> bool:
+        folder = tmp_path / f"quiet-{quiet_s:g}"
+        folder.mkdir()
+        settings = Settings().model_copy(update={"embedder": EmbedderSettings(name="hash"),
+                                                 "admission": AdmissionSettings(foreground_quiet_s=quiet_s)})
+        rt = Runtime(folder, settings, use_ray=False)
+        app = create_app(Pipeline(rt), folder)
+        auth = {"Authorization": f"Bearer {(folder / TOKEN_FILE).read_text().strip()}"}
+        try:
+            with TestClient(app, raise_server_exceptions=False) as client:
+                busy = app.state.foreground_busy
+                assert not busy()  # nothing called yet
+                assert client.post("/v1/recall", json={"project": "p", "query": "which port?"},
+                                   headers=auth).status_code == 200
+                return bool(busy())
+        finally:
+            app.state.observer.stop()
+            rt.shutdown()
 
-    client, _, auth = tight
-    busy = client.app.state.foreground_busy  # type: ignore[attr-defined]
-    assert not busy()  # nothing called yet
-    assert client.post("/v1/recall", json={"project": "p", "query": "which port?"}, headers=auth).status_code == 200
-    monkeypatch.setattr(app_module, "FOREGROUND_QUIET_S", 3600.0)
-    assert busy()  # the call just ended: not quiet for an hour yet
-    monkeypatch.setattr(app_module, "FOREGROUND_QUIET_S", 0.0)
-    assert not busy()  # positive control: with no quiet time asked, an ended call does not hold it
+    assert busy_after_a_recall(3600.0)  # the call just ended: not quiet for an hour yet
+    assert not busy_after_a_recall(0.0)  # positive control: with no quiet time asked, an ended call does not hold it
 
 
 def test_the_sidecar_keeps_its_thread_pool_between_requests(tmp_path: Path) -> None:
