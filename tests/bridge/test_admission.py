@@ -19,7 +19,7 @@ from actors.pipeline import Pipeline
 from bridge.admission import Gate, ObserveBatcher
 from bridge.app import create_app
 from bridge.auth import TOKEN_FILE
-from engine.errors import Conflict, Overloaded
+from engine.errors import Conflict, Overloaded, ServiceUnavailable
 from engine.settings import AdmissionSettings, EmbedderSettings, Settings
 
 WAIT_S = 60.0  # generous: these waits end as soon as the other thread got there
@@ -160,6 +160,41 @@ def test_a_full_observe_queue_refuses_and_a_stopped_batcher_writes_what_waits() 
     first.join(WAIT_S)
     second.join(WAIT_S)
     assert written == ["in the write", "waiting"]
+
+
+def test_an_awaited_observe_is_acknowledged_once_written_and_a_timed_out_one_is_never_written() -> None:
+    """``submit_async`` (the observe route on the event loop): the caller gets its own result once
+    its item is written; a caller that gave up waiting (told to send the turn again) while its item
+    still queued behind a slow write is left out of the next batch."""
+    gate = threading.Event()
+    written: list[str] = []
+
+    def write(items: Sequence[str]) -> list[str]:
+        if "slow" in items:
+            gate.wait(WAIT_S)
+        written.extend(items)
+        return [f"ack {x}" for x in items]
+
+    batcher: ObserveBatcher[str, str] = ObserveBatcher(write, timeout_s=0.2)
+
+    async def scenario() -> None:
+        assert await batcher.submit_async("fast") == "ack fast"  # positive control: acknowledged once written
+        def hold_the_writer() -> None:  # a sync caller whose write is slow (it times out too: written all the same)
+            with pytest.raises(ServiceUnavailable):
+                batcher.submit("slow")
+
+        slow = threading.Thread(target=hold_the_writer)
+        slow.start()
+        _wait_for(lambda: batcher.batches == 2)
+        with pytest.raises(ServiceUnavailable):
+            await batcher.submit_async("given up")  # queued behind the slow write past timeout_s
+        gate.set()
+        slow.join(WAIT_S)
+        assert await batcher.submit_async("after") == "ack after"
+
+    asyncio.run(scenario())
+    batcher.stop()
+    assert written == ["fast", "slow", "after"]
 
 
 # ---- over HTTP -------------------------------------------------------------------------------
