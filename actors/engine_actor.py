@@ -28,7 +28,7 @@ import numpy as np
 from actors.clock import Clock
 from actors.index_actor import IndexChange
 from actors.ref import Pending, Ref
-from actors.store.memory_store import AuditRecord, MemoryStore, Review, Step
+from actors.store.memory_store import AuditRecord, ChangeWatch, MemoryStore, Review, Step
 from actors.store.snapshots import LEXICAL_FILE, VECTORS_FILE, drop, load_lexical, save_lexical
 from actors.wire import (
     ForgetRequest,
@@ -130,6 +130,7 @@ class EngineService:
         self._global_version = 0
         self._global = MemoryTable()
         self._global_vectors: dict[str, np.ndarray] = {}
+        self._global_watch = ChangeWatch(Path(data_dir) / "global" / "memory.sqlite")
         if hasattr(index, "on_restart"):  # a restarted IndexActor is refilled from this store (RemoteIndex)
             index.on_restart = self._refill_index
         self._reindex()
@@ -196,6 +197,7 @@ class EngineService:
                 self._vectors_token = token
         except (OSError, StoreError, IndexError_):
             pass  # a snapshot is an optimisation: the next open rebuilds without it
+        self._global_watch.close()
         self.store.close()
 
     def ping(self) -> str:
@@ -502,7 +504,13 @@ class EngineService:
         return True
 
     def _submit_global(self) -> Pending[tuple[int, list[Memory], dict[str, np.ndarray]] | None] | None:
-        return None if self.global_engine is None else self.global_engine.submit_snapshot(self._global_version)
+        """Ask the global engine for its snapshot, if its store changed since the last look (the
+        look is read from the file: no round trip to that actor while nothing changed). Asked for
+        whatever version this engine holds (-1): the versions of a global engine that Ray restarted
+        start again from 1, and might meet the one held here."""
+        if self.global_engine is None or not self._global_watch.changed():
+            return None
+        return self.global_engine.submit_snapshot(-1)
 
     def _finish_global(self, pending: Pending[tuple[int, list[Memory], dict[str, np.ndarray]] | None] | None) -> bool:
         """Wait for the snapshot asked by :meth:`_submit_global`; returns whether the global scope changed."""

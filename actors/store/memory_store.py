@@ -609,3 +609,36 @@ class MemoryStore(JobsFile):
                 leftover.unlink(missing_ok=True)
         return dest
 
+
+class ChangeWatch:
+    """Whether another connection committed to a SQLite file since the last look, read without
+    writing or locking it (``PRAGMA data_version`` on a read-only connection, a few microseconds).
+
+    A project's engine watches the global store this way, so that a recall asks the global
+    engine for its snapshot only after the global scope changed, instead of one round trip to
+    that actor per recall (issue 15). The first look, and any look that fails, says "changed".
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._conn: sqlite3.Connection | None = None
+        self._seen: int | None = None
+
+    def changed(self) -> bool:
+        try:
+            if self._conn is None:
+                if not self.path.exists():
+                    return True
+                self._conn = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        except sqlite3.Error:
+            self.close()
+            return True
+        changed, self._seen = version != self._seen, version
+        return changed
+
+    def close(self) -> None:
+        if self._conn is not None:
+            conn, self._conn, self._seen = self._conn, None, None
+            conn.close()
+

@@ -293,3 +293,26 @@ def test_a_live_recall_commits_its_credit_without_fsync_unless_asked(tmp_path: P
         store.conn.set_trace_callback(None)
     finally:
         rt.shutdown()
+
+
+def test_a_recall_asks_the_global_engine_only_after_the_global_store_changed(pipe: Pipeline) -> None:
+    pipe.remember(RememberRequest(project="shop", text="the API listens on port 9090"))
+    target = pipe.rt.global_engine.target
+    asked: list[int] = []
+    snapshot = target.snapshot
+
+    def counting(since_version: int) -> object:
+        asked.append(since_version)
+        return snapshot(since_version)
+
+    target.snapshot = counting
+    query = RecallRequest(project="shop", query="which port does the API listen on?", passive=True)
+    pipe.recall(query)  # the first look: the project engine takes the global snapshot once
+    first = len(asked)
+    for _ in range(3):
+        pipe.recall(query)
+    assert len(asked) == first  # nothing changed in the global store: no call to its engine
+    pipe.remember(RememberRequest(project="shop", scope="global", text="I prefer tabs over spaces in every repo"))
+    res = pipe.recall(RecallRequest(project="shop", query="tabs or spaces in the repo?", passive=True))
+    assert len(asked) == first + 1  # positive control: a change of the global store is asked for once
+    assert any("tabs" in m.text for m in res.memories)  # and the new global memory is served
