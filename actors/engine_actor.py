@@ -639,10 +639,11 @@ class EngineService:
             if m is not None:
                 mems.append(credit(m, self.step, self.settings.dynamics, shadow=1.0))
         fx = (extra or Effects()) + Effects(memories=tuple(mems), receipt="recall:" + retrieval_id)
-        # Value credit only: committed without waiting for the disk unless asked (it survives a
-        # crash of the process; [retrieval] credit_fsync). Tensions and jobs are always fsynced.
-        fsync = self.settings.retrieval.credit_fsync or bool(fx.tensions or fx.jobs or fx.audit)
-        self._commit(fx, {}, result=json.dumps(list(ids)), fsync=fsync)
+        # Committed without waiting for the disk unless asked ([retrieval] credit_fsync): it survives
+        # a crash of the process, and nothing here was acknowledged to anyone. A power loss may take
+        # the last credits and receipts; a suppression tension lost with them is found again the
+        # next time the same pair is suppressed (detection by suppression reads the current state).
+        self._commit(fx, {}, result=json.dumps(list(ids)), fsync=self.settings.retrieval.credit_fsync)
 
     def injected(self, retrieval_id: str) -> list[Memory]:
         """The memories a live recall injected (for feedback)."""

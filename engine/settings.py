@@ -103,11 +103,13 @@ class RetrievalSettings(_Section):
     slot_min_cos: float = setting(0.25, "cosine between two such memories above which they are about the same thing",
                                   "measured on the development histories alpha and beta (eval/results/independent-*)")
     credit_fsync: bool = setting(
-        False, "wait for the disk (fsync) when a live recall commits its shadow credit and receipt; off: the commit "
-        "survives a crash of the process (kill -9) but not of the machine, until the next fsynced commit of the store",
+        False, "wait for the disk (fsync) when a live recall commits what it records (shadow credit, its receipt, "
+        "tensions found by suppression and their adjudicate jobs); off: the commit survives a crash of the process "
+        "(kill -9) but not of the machine, until the next fsynced commit of the store",
         "the fsync was most of a live recall after the query embedding (about 6 of 8 ms at 1k memories, "
-        "eval/results/perf.md, issue 15); a lost shadow credit changes a value a little, while observes, "
-        "ingests, verdicts, tensions and jobs are always fsynced")
+        "issue 15); nothing of it was acknowledged to a caller, a lost shadow credit changes a value a little and a "
+        "lost suppression tension is found again at the next suppression of the pair, while observes, ingests, "
+        "verdicts, reviews and forgets are always fsynced")
     slot_margin: float = setting(0.15, "how much less relevant to the recall the later memory may be and still win",
                                  "measured on the development histories alpha and beta")
 
