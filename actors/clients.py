@@ -163,6 +163,9 @@ class EngineClient(ServiceClient[EngineService]):
     def recall(self, req: RecallRequest, retrieval_id: str | None = None) -> RecallResult:
         return self.ref.call(EngineService.recall, req, retrieval_id)
 
+    def submit_recall(self, req: RecallRequest, retrieval_id: str | None = None) -> Pending[RecallResult]:
+        return self.ref.submit(EngineService.recall, req, retrieval_id)
+
     def injected(self, retrieval_id: str) -> list[Memory]:
         return self.ref.call(EngineService.injected, retrieval_id)
 

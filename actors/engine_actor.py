@@ -28,7 +28,7 @@ import numpy as np
 from actors.clock import Clock
 from actors.index_actor import IndexChange
 from actors.ref import Pending, Ref
-from actors.store.memory_store import AuditRecord, MemoryStore, Review, Step
+from actors.store.memory_store import AuditRecord, ChangeWatch, MemoryStore, Review, Step
 from actors.store.snapshots import LEXICAL_FILE, VECTORS_FILE, drop, load_lexical, save_lexical
 from actors.wire import (
     ForgetRequest,
@@ -130,6 +130,7 @@ class EngineService:
         self._global_version = 0
         self._global = MemoryTable()
         self._global_vectors: dict[str, np.ndarray] = {}
+        self._global_watch = ChangeWatch(Path(data_dir) / "global" / "memory.sqlite")
         if hasattr(index, "on_restart"):  # a restarted IndexActor is refilled from this store (RemoteIndex)
             index.on_restart = self._refill_index
         self._reindex()
@@ -196,6 +197,7 @@ class EngineService:
                 self._vectors_token = token
         except (OSError, StoreError, IndexError_):
             pass  # a snapshot is an optimisation: the next open rebuilds without it
+        self._global_watch.close()
         self.store.close()
 
     def ping(self) -> str:
@@ -206,7 +208,7 @@ class EngineService:
         self.table = MemoryTable.from_records(self.store.memory_records(), self.store.load_tensions(open_only=True))
 
     def _commit(self, effects: Effects, new_vectors: dict[str, np.ndarray], mirrored: bool = False,
-                result: str = "") -> bool:
+                result: str = "", fsync: bool = True) -> bool:
         now = self.clock.now_ms()
         adding = set(effects.index_add)  # a set: an import of 100k memories tested a tuple 100k times
         vecs = {i: v for i, v in new_vectors.items() if i in adding}
@@ -218,7 +220,7 @@ class EngineService:
         changed = bool(vecs or effects.index_remove or purged) or (
             (mirrored and bool(effects.memories)) or any(self._content_differs(m) for m in effects.memories))
         try:
-            applied = self.store.apply(effects, vecs, now, result, content_changed=changed)
+            applied = self.store.apply(effects, vecs, now, result, content_changed=changed, fsync=fsync)
         except Exception:
             if mirrored:
                 self._reload()
@@ -533,7 +535,13 @@ class EngineService:
         return True
 
     def _submit_global(self) -> Pending[tuple[int, list[Memory], dict[str, np.ndarray]] | None] | None:
-        return None if self.global_engine is None else self.global_engine.submit_snapshot(self._global_version)
+        """Ask the global engine for its snapshot, if its store changed since the last look (the
+        look is read from the file: no round trip to that actor while nothing changed). Asked for
+        whatever version this engine holds (-1): the versions of a global engine that Ray restarted
+        start again from 1, and might meet the one held here."""
+        if self.global_engine is None or not self._global_watch.changed():
+            return None
+        return self.global_engine.submit_snapshot(-1)
 
     def _finish_global(self, pending: Pending[tuple[int, list[Memory], dict[str, np.ndarray]] | None] | None) -> bool:
         """Wait for the snapshot asked by :meth:`_submit_global`; returns whether the global scope changed."""
@@ -662,7 +670,11 @@ class EngineService:
             if m is not None:
                 mems.append(credit(m, self.step, self.settings.dynamics, shadow=1.0))
         fx = (extra or Effects()) + Effects(memories=tuple(mems), receipt="recall:" + retrieval_id)
-        self._commit(fx, {}, result=json.dumps(list(ids)))
+        # Committed without waiting for the disk unless asked ([retrieval] credit_fsync): it survives
+        # a crash of the process, and nothing here was acknowledged to anyone. A power loss may take
+        # the last credits and receipts; a suppression tension lost with them is found again the
+        # next time the same pair is suppressed (detection by suppression reads the current state).
+        self._commit(fx, {}, result=json.dumps(list(ids)), fsync=self.settings.retrieval.credit_fsync)
 
     def injected(self, retrieval_id: str) -> list[Memory]:
         """The memories a live recall injected (for feedback)."""

@@ -439,6 +439,21 @@ class Runtime:
             self._touch(project)
             return self._engine(project)
 
+    def live_engine(self, project: str) -> EngineClient | None:
+        """The engine of a project already live, without waiting: None when it is not running yet
+        or another thread holds the runtime (starting or releasing actors). For callers on an event
+        loop, which must not block; they take the path of :meth:`engine` on a thread instead."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            client = self._engines.get(project)
+            if client is None or project not in self._last_used:
+                return None
+            self._touch(project)  # live already: never releases another project
+            return client
+        finally:
+            self._lock.release()
+
     def _touch(self, project: str) -> None:
         """Mark ``project`` used now; a project that becomes live may release the least recently used
         past the cap (a call on a live project never does: no job counts on the recall path)."""

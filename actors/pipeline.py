@@ -9,8 +9,8 @@ project's EngineActor in turn order; tensions are then judged by the Adjudicatio
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -84,6 +84,15 @@ class _LeaseKeeper:
             self.renewed += self.log.renew(self.tokens, self.lease_ms)
         except ActorDied:
             pass  # the log is restarting: the leases may run out, the jobs are then taken again (at-least-once)
+
+
+_T = TypeVar("_T")
+
+
+class Offload(Protocol):
+    """Runs a blocking call on a thread and awaits it (the sidecar passes Starlette's ``run_in_threadpool``)."""
+
+    def __call__(self, fn: Callable[[], _T], /) -> Awaitable[_T]: ...
 
 
 class Pipeline:
@@ -441,12 +450,39 @@ class Pipeline:
             # folder, log or engine is created for a read (issue 17, failure 5).
             return self.rt.global_engine.recall(req)
         res: RecallResult = self.rt.engine(req.project).recall(req)
-        if (res.abstained and not req.passive and req.as_of_ms is None and self.rt.settings.repair.on_abstain
-                and is_memory_question(req.query)):
-            log = self.rt.log(req.project)
-            if log.search(req.query, 1):
-                repair.signal(log, "abstained", req.query, daily_cap=self.rt.settings.repair.daily_cap)
+        if self._repair_wanted(req, res):
+            self._signal_abstained(req)
         return res
+
+    async def recall_async(self, req: RecallRequest, offload: Offload) -> RecallResult:
+        """:meth:`recall` on an event loop: a live project's engine actor is called and its answer
+        awaited on the loop (no thread waits for it); everything else (a project to open, an
+        in-process runtime, an engine being restarted, a repair signal) runs :meth:`recall`'s
+        blocking path through ``offload`` (a thread pool)."""
+        if not req.query.strip():
+            raise EmptyQuery("the query is empty")
+        project_scope(req.project)  # validates the name
+        engine = self.rt.live_engine(req.project)
+        if engine is None or not engine.remote:
+            return await offload(lambda: self.recall(req))
+        try:
+            res = await Ref.result_async(engine.submit_recall(req))
+        except ActorDied:  # being restarted: the blocking path waits for it
+            return await offload(lambda: self.recall(req))
+        if self._repair_wanted(req, res):
+            await offload(lambda: self._signal_abstained(req))
+        return res
+
+    def _repair_wanted(self, req: RecallRequest, res: RecallResult) -> bool:
+        """Whether an abstained recall may be a miss worth a repair job (a live memory question)."""
+        return bool(res.abstained and not req.passive and req.as_of_ms is None and self.rt.settings.repair.on_abstain
+                    and is_memory_question(req.query))
+
+    def _signal_abstained(self, req: RecallRequest) -> None:
+        """Queue a repair job for an abstained recall whose question the log can answer."""
+        log = self.rt.log(req.project)
+        if log.search(req.query, 1):
+            repair.signal(log, "abstained", req.query, daily_cap=self.rt.settings.repair.daily_cap)
 
     def remember(self, req: RememberRequest) -> IngestReport:
         if req.request_id:

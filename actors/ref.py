@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
+from typing import Any, Concatenate, Generic, NoReturn, ParamSpec, TypeVar, cast
 
 from engine.errors import ActorDied, DynmemError, ServiceUnavailable
 
@@ -106,17 +106,38 @@ class Ref(Generic[S]):
                 raise pending.error
             return cast(R, pending.value)
         import ray
-        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
         try:
             return cast(R, ray.get(pending.object_ref, timeout=timeout_s))
-        except RayTaskError as exc:
-            cause = getattr(exc, "cause", None)
-            if isinstance(cause, DynmemError):
-                raise cause from None
-            raise
-        except RayActorError as exc:
-            # One line, no Ray internals (actor id, pid, address): the actor restarts on its own.
-            raise ActorDied("a worker of the memory pipeline stopped and is being restarted; try again") from exc
-        except GetTimeoutError as exc:
-            raise ServiceUnavailable("an actor did not answer in time") from exc
+        except Exception as exc:
+            _reraise(exc)
+
+    @staticmethod
+    async def result_async(pending: Pending[R]) -> R:
+        """:meth:`result` awaited on an event loop: no thread blocks on the reply (the sidecar's
+        recall route awaits the engine's answer on its loop, one thread hop less each way)."""
+        if pending.local:
+            return Ref.result(pending)
+        import asyncio
+
+        try:
+            return cast(R, await asyncio.wrap_future(pending.object_ref.future()))
+        except Exception as exc:
+            _reraise(exc)
+
+
+def _reraise(exc: Exception) -> NoReturn:
+    """Raise Ray's error ``exc`` as the tree of ``engine/errors.py`` (an actor's own error as it was raised)."""
+    from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+
+    if isinstance(exc, RayTaskError):
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, DynmemError):
+            raise cause from None
+        raise exc
+    if isinstance(exc, RayActorError):
+        # One line, no Ray internals (actor id, pid, address): the actor restarts on its own.
+        raise ActorDied("a worker of the memory pipeline stopped and is being restarted; try again") from exc
+    if isinstance(exc, GetTimeoutError):
+        raise ServiceUnavailable("an actor did not answer in time") from exc
+    raise exc

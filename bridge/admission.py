@@ -117,6 +117,25 @@ class ObserveBatcher(Generic[T, R]):
 
     def submit(self, item: T) -> R:
         """Write ``item`` (with whatever else is waiting) and return its result once durable."""
+        fut = self._enqueue(item)
+        try:
+            return fut.result(timeout=self.timeout_s)
+        except concurrent.futures.TimeoutError as exc:  # not acknowledged: the client sends it again (idempotent)
+            raise self._late() from exc
+
+    async def submit_async(self, item: T) -> R:
+        """:meth:`submit` awaited on an event loop: the writer thread wakes the loop when the item
+        is durable, so no thread of the caller's waits for it (one thread hop less each way)."""
+        fut = self._enqueue(item)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=self.timeout_s)
+        except TimeoutError as exc:  # cancelled if still waiting: then never written nor acknowledged
+            raise self._late() from exc
+
+    def _late(self) -> ServiceUnavailable:
+        return ServiceUnavailable(f"the turn was not written within {self.timeout_s:g} s; send it again")
+
+    def _enqueue(self, item: T) -> concurrent.futures.Future[R]:
         fut: concurrent.futures.Future[R] = concurrent.futures.Future()
         with self._cv:
             if self._stopping:
@@ -126,10 +145,7 @@ class ObserveBatcher(Generic[T, R]):
                                  f"retry in {Overloaded.retry_after_s} s")
             self._queue.append((item, fut))
             self._cv.notify()
-        try:
-            return fut.result(timeout=self.timeout_s)
-        except concurrent.futures.TimeoutError as exc:  # not acknowledged: the client sends it again (idempotent)
-            raise ServiceUnavailable(f"the turn was not written within {self.timeout_s:g} s; send it again") from exc
+        return fut
 
     def _run(self) -> None:
         while True:
@@ -139,7 +155,11 @@ class ObserveBatcher(Generic[T, R]):
                 if not self._queue:
                     return
                 batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
-            self._flush(batch)
+            # From here a caller's future can no longer be cancelled; one already cancelled (its
+            # caller timed out waiting and was told to send the turn again) is left out.
+            batch = [(item, fut) for item, fut in batch if fut.set_running_or_notify_cancel()]
+            if batch:
+                self._flush(batch)
 
     def _flush(self, batch: list[tuple[T, concurrent.futures.Future[R]]]) -> None:
         self.batches += 1

@@ -187,12 +187,6 @@ def _replaying(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-#: The background worker starts a step only after the recalls and observes have been quiet this
-#: long: an agent's calls come in bursts (observe the turn, recall for the next, a tool's search),
-#: and a call that arrives during a step waits for the engine behind it (issue 15).
-FOREGROUND_QUIET_S = 0.2
-
-
 def admission_gates(settings: AdmissionSettings) -> dict[str, Gate]:
     """The gates of the admitted routes (``[admission]`` settings; bridge/admission.py)."""
     return {"/v1/recall": Gate("/v1/recall", settings.recall_inflight, settings.recall_queue, settings.recall_max_wait_s),
@@ -246,11 +240,11 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
 
     for router in ROUTERS:  # one per resource (bridge/routes/): the one place to add an endpoint
         app.include_router(router)
-    # The sidecar's worker yields to these (and for FOREGROUND_QUIET_S after the last one, so that
-    # the next call of an agent's burst does not queue behind a background step); its stop
-    # writes the observes still waiting.
-    app.state.foreground_busy = lambda: observer.busy or any(g.quiet_for() < FOREGROUND_QUIET_S
-                                                             for g in gates.values())
+    # The sidecar's worker yields to these (and for [admission] foreground_quiet_s after the last
+    # one, so that the next call of an agent's burst does not queue behind a background step);
+    # its stop writes the observes still waiting.
+    quiet_s = admission.foreground_quiet_s
+    app.state.foreground_busy = lambda: observer.busy or any(g.quiet_for() < quiet_s for g in gates.values())
     app.state.gates = gates
     app.state.observer = observer
     mount_inspector(app, pipe, tokens, recent)

@@ -102,6 +102,14 @@ class RetrievalSettings(_Section):
         "serve only the later one", "a later statement of a value is the current one, whatever words either used")
     slot_min_cos: float = setting(0.25, "cosine between two such memories above which they are about the same thing",
                                   "measured on the development histories alpha and beta (eval/results/independent-*)")
+    credit_fsync: bool = setting(
+        False, "wait for the disk (fsync) when a live recall commits what it records (shadow credit, its receipt, "
+        "tensions found by suppression and their adjudicate jobs); off: the commit survives a crash of the process "
+        "(kill -9) but not of the machine, until the next fsynced commit of the store",
+        "the fsync was most of a live recall after the query embedding (about 6 of 8 ms at 1k memories, "
+        "issue 15); nothing of it was acknowledged to a caller, a lost shadow credit changes a value a little and a "
+        "lost suppression tension is found again at the next suppression of the pair, while observes, ingests, "
+        "verdicts, reviews and forgets are always fsynced")
     slot_margin: float = setting(0.15, "how much less relevant to the recall the later memory may be and still win",
                                  "measured on the development histories alpha and beta")
 
@@ -234,6 +242,11 @@ class AdmissionSettings(_Section):
     observe_queue: int = setting(16, "observes waiting for a slot at most", "twice the slots", ge=0)
     observe_max_wait_s: float = setting(0.1, "seconds an observe waits for a slot before it is refused",
                                         "a refused turn stays in the plugin's outbox and is sent again", ge=0)
+    foreground_quiet_s: float = setting(
+        0.2, "seconds without a recall or observe in flight before the sidecar's background worker starts a step "
+        "(extraction, judging, repair)", "an agent's calls come in bursts (observe the turn, recall for the next, a "
+        "tool's search), and a call that arrives during a background step waits for the engine behind it (issue 15)",
+        ge=0)
     observe_max_pending: int = setting(2048, "observes waiting to be written; past this many, 503 overloaded",
                                        "bounds the sidecar's memory if the log's disk stalls", ge=1)
 

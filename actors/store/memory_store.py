@@ -264,6 +264,7 @@ class MemoryStore(JobsFile):
         now_ms: int,
         result: str = "",
         content_changed: bool = True,
+        fsync: bool = True,
     ) -> bool:
         """Write one engine step in ONE transaction; exactly-once on ``effects.receipt``.
 
@@ -275,13 +276,14 @@ class MemoryStore(JobsFile):
         carry the token they were made from and are used only while it is current. A
         purged memory loses its embedding and the detail text of its audit rows; the WAL
         is then truncated (best effort: a blocked checkpoint is retried by the next one).
+        ``fsync=False``: committed without waiting for the disk (``SqliteFile._write``).
 
         Returns:
             ``False`` when the receipt was already recorded (nothing is written).
         """
-        return self.apply_many([Step(effects, vectors, result, content_changed)], now_ms)[0]
+        return self.apply_many([Step(effects, vectors, result, content_changed)], now_ms, fsync=fsync)[0]
 
-    def apply_many(self, steps: Sequence[Step], now_ms: int) -> list[bool]:
+    def apply_many(self, steps: Sequence[Step], now_ms: int, fsync: bool = True) -> list[bool]:
         """Write several engine steps, in order, in ONE transaction (one fsync for all of them).
 
         Each step is written exactly as :meth:`apply` writes it alone (a step whose receipt is
@@ -289,7 +291,8 @@ class MemoryStore(JobsFile):
         """
         out: list[bool] = []
         purged: set[str] = set()
-        with self._write("apply effects") as conn:
+        with self._write("apply effects", fsync=fsync or any(m.purged for st in steps for m in st.effects.memories)) \
+                as conn:
             for step in steps:
                 applied = self._apply_in(conn, step, now_ms)
                 out.append(applied)
@@ -605,4 +608,37 @@ class MemoryStore(JobsFile):
             for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
                 leftover.unlink(missing_ok=True)
         return dest
+
+
+class ChangeWatch:
+    """Whether another connection committed to a SQLite file since the last look, read without
+    writing or locking it (``PRAGMA data_version`` on a read-only connection, a few microseconds).
+
+    A project's engine watches the global store this way, so that a recall asks the global
+    engine for its snapshot only after the global scope changed, instead of one round trip to
+    that actor per recall (issue 15). The first look, and any look that fails, says "changed".
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._conn: sqlite3.Connection | None = None
+        self._seen: int | None = None
+
+    def changed(self) -> bool:
+        try:
+            if self._conn is None:
+                if not self.path.exists():
+                    return True
+                self._conn = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        except sqlite3.Error:
+            self.close()
+            return True
+        changed, self._seen = version != self._seen, version
+        return changed
+
+    def close(self) -> None:
+        if self._conn is not None:
+            conn, self._conn, self._seen = self._conn, None, None
+            conn.close()
 

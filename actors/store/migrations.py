@@ -214,9 +214,21 @@ class SqliteFile:
             yield self.conn
 
     @contextmanager
-    def _write(self, what: str) -> Iterator[sqlite3.Connection]:
-        with self._lock, translate_errors(what), transaction(self.conn) as conn:
-            yield conn
+    def _write(self, what: str, fsync: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction. ``fsync=False`` commits it with ``synchronous=NORMAL``: in WAL
+        mode the commit then survives a crash of the process (``kill -9``) but not of the machine,
+        until the next ``fsync`` commit of this file (WAL frames are synced in order, so it also
+        makes every earlier commit durable)."""
+        with self._lock, translate_errors(what):
+            conn = self.conn
+            if not fsync:
+                conn.execute("PRAGMA synchronous = NORMAL")
+            try:
+                with transaction(conn):
+                    yield conn
+            finally:
+                if not fsync:
+                    conn.execute("PRAGMA synchronous = FULL")
 
     def checkpoint(self) -> None:
         """Copy the WAL into the main file and truncate the WAL to zero bytes.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
 
 from actors.wire import RecallRequest
 from bridge import wire
@@ -12,22 +13,26 @@ from engine.models import TurnIn
 router = APIRouter(tags=["turns"])
 
 
+# observe and recall are ``async``: they run on the event loop and await the write (the batcher's
+# thread) or the engine actor's answer, where a plain ``def`` route would hold a thread of the
+# pool waiting for it (two thread hops more per request, issue 15). Their blocking parts
+# (opening a project, an in-process runtime) go to the thread pool.
 @router.post("/v1/observe", response_model=wire.ObserveReply)
-def observe(body: wire.ObserveBody, ctx: Ctx) -> wire.ObserveReply:
+async def observe(body: wire.ObserveBody, ctx: Ctx) -> wire.ObserveReply:
     ts_ms = ts("ts", body.ts)
     turn = TurnIn(project=body.project, session=body.session, user=body.user, assistant=body.assistant,
                   ts_ms=ts_ms, request_id=body.request_id)
     ctx.pipe.check_turn(turn)  # a bad turn is refused here, never in a batch with others
-    ack = ctx.observer.submit(turn)  # durable once this returns (written with the observes waiting now)
+    ack = await ctx.observer.submit_async(turn)  # durable once this returns (written with the observes waiting now)
     ctx.on_observe(body.project)
     return wire.ObserveReply(unit_id=ack.unit_id, turn=ack.turn, created=ack.created)
 
 
 @router.post("/v1/recall", response_model=wire.RecallReply)
-def recall(body: wire.RecallBody, ctx: Ctx) -> wire.RecallReply:
+async def recall(body: wire.RecallBody, ctx: Ctx) -> wire.RecallReply:
     req = RecallRequest(project=body.project, query=body.query, k=body.k, budget_tokens=body.budget_tokens,
                         passive=body.passive, as_of_ms=ts("as_of", body.as_of))
-    res = ctx.pipe.recall(req)
+    res = await ctx.pipe.recall_async(req, run_in_threadpool)
     if res.abstained and not body.passive:
         ctx.on_observe(body.project)  # an abstained live recall may have queued a repair job
     ctx.recent.add(body.project, body.query, ctx.pipe.rt.clock.now_ms(), res)

@@ -32,3 +32,45 @@ def test_error_fields_survive_the_actor_boundary(ray_session: None) -> None:
         assert (line.value.reason, line.value.code) == ("bad_timestamp", "malformed_history")
     finally:
         ray.kill(handle)
+
+
+def test_an_awaited_call_gets_the_same_values_and_errors_as_a_blocking_one(ray_session: None) -> None:
+    """``Ref.result_async`` (the sidecar's recall on its event loop) unwraps Ray as ``Ref.result`` does."""
+    import asyncio
+
+    import ray
+
+    from engine.errors import ActorDied
+
+    class Answering:
+        def double(self, x: int) -> int:
+            return 2 * x
+
+        def reject(self, status: int) -> None:
+            raise EndpointRejected(f"refused with {status}", status=status)
+
+    handle = ray.remote(Answering).options(num_cpus=0).remote()  # type: ignore[attr-defined]
+    ref = Ref(handle, remote=True)
+
+    async def scenario() -> None:
+        assert await Ref.result_async(ref.submit(Answering.double, 21)) == 42  # positive control
+        with pytest.raises(EndpointRejected) as info:
+            await Ref.result_async(ref.submit(Answering.reject, 503))
+        assert (info.value.status, info.value.message) == (503, "refused with 503")
+        pending = ref.submit(Answering.double, 1)
+        ray.get(pending.object_ref)
+        ray.kill(handle, no_restart=True)  # returns before the actor is gone: calls may still be answered a moment
+        died = None
+        for _ in range(200):
+            try:
+                await Ref.result_async(ref.submit(Answering.double, 2))
+            except ActorDied as exc:
+                died = exc
+                break
+            await asyncio.sleep(0.05)
+        assert isinstance(died, ActorDied)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        ray.kill(handle)

@@ -320,3 +320,50 @@ def test_a_job_waiting_in_a_deep_queue_is_not_leased_again(tmp_path: Path, monke
             assert any(j.state.value != "done" for j in records)
     finally:
         rt.shutdown()
+
+
+@pytest.mark.parametrize("credit_fsync", [False, True])
+def test_a_live_recall_commits_its_credit_without_fsync_unless_asked(tmp_path: Path, credit_fsync: bool) -> None:
+    base = load_settings()
+    settings = base.model_copy(update={"retrieval": base.retrieval.model_copy(update={"credit_fsync": credit_fsync})})
+    rt = Runtime(tmp_path / "data", settings, use_ray=False)
+    try:
+        pipe = Pipeline(rt)
+        pipe.remember(RememberRequest(project="shop", text="the API listens on port 9090"))
+        store = rt.engine("shop").target.store
+        seen: list[str] = []
+        store.conn.set_trace_callback(seen.append)
+        res = pipe.recall(RecallRequest(project="shop", query="which port does the API listen on?"))
+        assert res.memories, "the recall must inject the memory for its credit to be committed"
+        relaxed = "PRAGMA synchronous = NORMAL" in seen
+        assert relaxed is not credit_fsync
+        seen.clear()
+        pipe.recall(RecallRequest(project="shop", query="which port does the API listen on?", passive=True))
+        assert "PRAGMA synchronous = NORMAL" not in seen and not any(q.startswith("BEGIN") for q in seen)  # writes nothing
+        assert rt.engine("shop").target.injected(res.retrieval_id)  # the receipt is there for feedback
+        store.conn.set_trace_callback(None)
+    finally:
+        rt.shutdown()
+
+
+def test_a_recall_asks_the_global_engine_only_after_the_global_store_changed(pipe: Pipeline) -> None:
+    pipe.remember(RememberRequest(project="shop", text="the API listens on port 9090"))
+    target = pipe.rt.global_engine.target
+    asked: list[int] = []
+    snapshot = target.snapshot
+
+    def counting(since_version: int) -> object:
+        asked.append(since_version)
+        return snapshot(since_version)
+
+    target.snapshot = counting
+    query = RecallRequest(project="shop", query="which port does the API listen on?", passive=True)
+    pipe.recall(query)  # the first look: the project engine takes the global snapshot once
+    first = len(asked)
+    for _ in range(3):
+        pipe.recall(query)
+    assert len(asked) == first  # nothing changed in the global store: no call to its engine
+    pipe.remember(RememberRequest(project="shop", scope="global", text="I prefer tabs over spaces in every repo"))
+    res = pipe.recall(RecallRequest(project="shop", query="tabs or spaces in the repo?", passive=True))
+    assert len(asked) == first + 1  # positive control: a change of the global store is asked for once
+    assert any("tabs" in m.text for m in res.memories)  # and the new global memory is served

@@ -19,7 +19,7 @@ from actors.pipeline import Pipeline
 from bridge.admission import Gate, ObserveBatcher
 from bridge.app import create_app
 from bridge.auth import TOKEN_FILE
-from engine.errors import Conflict, Overloaded
+from engine.errors import Conflict, Overloaded, ServiceUnavailable
 from engine.settings import AdmissionSettings, EmbedderSettings, Settings
 
 WAIT_S = 60.0  # generous: these waits end as soon as the other thread got there
@@ -162,6 +162,41 @@ def test_a_full_observe_queue_refuses_and_a_stopped_batcher_writes_what_waits() 
     assert written == ["in the write", "waiting"]
 
 
+def test_an_awaited_observe_is_acknowledged_once_written_and_a_timed_out_one_is_never_written() -> None:
+    """``submit_async`` (the observe route on the event loop): the caller gets its own result once
+    its item is written; a caller that gave up waiting (told to send the turn again) while its item
+    still queued behind a slow write is left out of the next batch."""
+    gate = threading.Event()
+    written: list[str] = []
+
+    def write(items: Sequence[str]) -> list[str]:
+        if "slow" in items:
+            gate.wait(WAIT_S)
+        written.extend(items)
+        return [f"ack {x}" for x in items]
+
+    batcher: ObserveBatcher[str, str] = ObserveBatcher(write, timeout_s=0.2)
+
+    async def scenario() -> None:
+        assert await batcher.submit_async("fast") == "ack fast"  # positive control: acknowledged once written
+        def hold_the_writer() -> None:  # a sync caller whose write is slow (it times out too: written all the same)
+            with pytest.raises(ServiceUnavailable):
+                batcher.submit("slow")
+
+        slow = threading.Thread(target=hold_the_writer)
+        slow.start()
+        _wait_for(lambda: batcher.batches == 2)
+        with pytest.raises(ServiceUnavailable):
+            await batcher.submit_async("given up")  # queued behind the slow write past timeout_s
+        gate.set()
+        slow.join(WAIT_S)
+        assert await batcher.submit_async("after") == "ack after"
+
+    asyncio.run(scenario())
+    batcher.stop()
+    assert written == ["fast", "slow", "after"]
+
+
 # ---- over HTTP -------------------------------------------------------------------------------
 @pytest.fixture
 def tight(tmp_path: Path) -> Iterator[tuple[TestClient, Pipeline, dict[str, str]]]:
@@ -232,18 +267,28 @@ def test_a_gate_is_quiet_only_once_its_last_call_has_ended() -> None:
     asyncio.run(scenario())
 
 
-def test_the_background_worker_waits_for_a_quiet_moment_after_a_call(
-        tight: tuple[TestClient, Pipeline, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
-    import bridge.app as app_module
+def test_the_background_worker_waits_for_a_quiet_moment_after_a_call(tmp_path: Path) -> None:
+    def busy_after_a_recall(quiet_s: float) -> bool:
+        folder = tmp_path / f"quiet-{quiet_s:g}"
+        folder.mkdir()
+        settings = Settings().model_copy(update={"embedder": EmbedderSettings(name="hash"),
+                                                 "admission": AdmissionSettings(foreground_quiet_s=quiet_s)})
+        rt = Runtime(folder, settings, use_ray=False)
+        app = create_app(Pipeline(rt), folder)
+        auth = {"Authorization": f"Bearer {(folder / TOKEN_FILE).read_text().strip()}"}
+        try:
+            with TestClient(app, raise_server_exceptions=False) as client:
+                busy = app.state.foreground_busy
+                assert not busy()  # nothing called yet
+                assert client.post("/v1/recall", json={"project": "p", "query": "which port?"},
+                                   headers=auth).status_code == 200
+                return bool(busy())
+        finally:
+            app.state.observer.stop()
+            rt.shutdown()
 
-    client, _, auth = tight
-    busy = client.app.state.foreground_busy  # type: ignore[attr-defined]
-    assert not busy()  # nothing called yet
-    assert client.post("/v1/recall", json={"project": "p", "query": "which port?"}, headers=auth).status_code == 200
-    monkeypatch.setattr(app_module, "FOREGROUND_QUIET_S", 3600.0)
-    assert busy()  # the call just ended: not quiet for an hour yet
-    monkeypatch.setattr(app_module, "FOREGROUND_QUIET_S", 0.0)
-    assert not busy()  # positive control: with no quiet time asked, an ended call does not hold it
+    assert busy_after_a_recall(3600.0)  # the call just ended: not quiet for an hour yet
+    assert not busy_after_a_recall(0.0)  # positive control: with no quiet time asked, an ended call does not hold it
 
 
 def test_the_sidecar_keeps_its_thread_pool_between_requests(tmp_path: Path) -> None:

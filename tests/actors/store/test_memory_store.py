@@ -308,3 +308,32 @@ def test_a_failed_step_of_apply_many_writes_none_of_them(store: MemoryStore) -> 
         store.apply_many([good, bad], now_ms=1)
     assert store.load_memories() == [] and not store.has_receipt("r1") and store.step() == 0
     assert store.apply_many([good], now_ms=1) == [True]  # positive control
+
+
+def test_a_write_without_fsync_is_committed_and_the_next_one_is_fsynced_again(tmp_path: Path) -> None:
+    """``fsync=False`` (a live recall's shadow credit) commits with synchronous=NORMAL: another
+    connection sees it at once (it is in the WAL, so it survives ``kill -9`` of this process),
+    and the store goes back to synchronous=FULL for every later write; a purge is always fsynced."""
+    path = tmp_path / "memory.sqlite"
+    s = MemoryStore(path)
+    seen: list[str] = []
+    s.conn.set_trace_callback(seen.append)
+    try:
+        assert s.apply(Effects(memories=(memory("m1"),), receipt="credit"), {}, 1, content_changed=False, fsync=False)
+        relaxed = [q for q in seen if q.startswith("PRAGMA synchronous")]
+        assert relaxed == ["PRAGMA synchronous = NORMAL", "PRAGMA synchronous = FULL"]
+        assert s.conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again
+        other = sqlite3.connect(path)  # this store is still open: nothing was closed or checkpointed
+        try:
+            assert other.execute("SELECT id FROM memories").fetchall() == [("m1",)]
+            assert other.execute("SELECT key FROM receipts").fetchall() == [("credit",)]
+        finally:
+            other.close()
+        seen.clear()
+        s.apply(Effects(memories=(memory("m2"),), receipt="ingest"), {}, 2)  # positive control: the default
+        assert not [q for q in seen if q.startswith("PRAGMA synchronous")]
+        seen.clear()
+        s.apply(Effects(memories=(memory("m1", purged=True, text=""),), receipt="purge"), {}, 3, fsync=False)
+        assert not [q for q in seen if q.startswith("PRAGMA synchronous = NORMAL")]  # a purge is never relaxed
+    finally:
+        s.close()
