@@ -245,7 +245,7 @@ _COPULA = re.compile(r"\b(?:is|are|was|were)\b", _I)
 
 def without_asides(text: str) -> str:
     """The clause without its parenthesised asides of four words or more, or with a copula of their
-    own ("(9200 is the exporter)" says something of another value); an aside left open at the end of
+    own ("(7445 is the legacy relay)" says something of another value); an aside left open at the end of
     the clause (the sentence was cut inside it) is an aside too."""
     def cut(m: re.Match[str]) -> str:
         inner = m.group(0).strip(" ()")
