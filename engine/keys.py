@@ -145,8 +145,8 @@ def _same_word(a: str, b: str) -> bool:
 
 
 def _siblings(a: str, b: str) -> bool:
-    """Whether two subjects each name something the other does not ("frontend dev server" and
-    "backend dev server", "staging db" and "prod db"): two things of one family, not one thing
+    """Whether two subjects each name something the other does not ("admin console" and
+    "public console", "staging db" and "prod db"): two things of one family, not one thing
     said twice. A subject that only adds words ("api" and "api server") is no sibling."""
     wa, wb = a.split(), b.split()
     only_a = [w for w in wa if not any(_same_word(w, x) for x in wb)]
@@ -170,8 +170,8 @@ def resolve_slot(key: str, belief: str, vector: np.ndarray, known: Mapping[str, 
     never share a last word, so they are compared as slots: subject plus the kind of the value
     held. Two slots match when their values have the same kind and the embeddings of the slot
     texts are at least ``min_cos`` apart in cosine (the closest wins, ties by name) and neither
-    subject names a thing the other does not (``_siblings``: embeddings put "frontend dev server"
-    and "backend dev server" at 0.93, so meaning alone cannot part siblings). Only pairs in
+    subject names a thing the other does not (``_siblings``: embeddings put two consoles of one app
+    close together (about 0.9), so meaning alone cannot part siblings). Only pairs in
     which one side ends in a shape kind and the other does not are compared here, so keys of two
     readings keep the rule of :func:`resolve_key`.
 

@@ -462,7 +462,7 @@ def extract_kv(c: Clause) -> Finding | None:
     value = re.sub(r"\s+now$", "", value, flags=_I)
     # "prod.example.com, it is two VMs": the value ends before a new clause
     value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
-    # "3.2 because the CI image still ships it": a reason is no part of the value
+    # "4.1 because the runners still have it": a reason is no part of the value
     value = re.split(r"\s+(?=(?:because|since|so that|as long as)\s)", value, maxsplit=1)[0]
     subject = lower_first(article_free(subject))
     words = subject.lower().split()
