@@ -436,6 +436,18 @@ MAX_CLAUSE_CHARS = 400
 _BASE_SALIENCE = {Kind.DECISION: 0.65, Kind.PREFERENCE: 0.65, Kind.PROCEDURE: 0.6, Kind.FACT: 0.55, Kind.NOTE: 0.4}
 
 
+# A verb denied just before a value: "doesn't listen on 6379", "was never on 8080", "is not hosted
+# at x.example": at most four words between the negation and the value, no punctuation.
+_DENIAL = re.compile(r"(?:\bnot|n't|\bnever|\bno longer)(?:\s+[\w-]+){0,4}\s+`?$", _I)
+
+
+def _denied(value: str, clause: str) -> bool:
+    """Whether the clause denies ``value`` (the first place it names it) rather than asserting it."""
+    low = clause.lower()
+    at = low.find(value.lower())
+    return at > 0 and bool(_DENIAL.search(low[:at]))
+
+
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...]) -> list[Finding]:
     out: list[Finding] = []
     for part in clauses(sentence):
@@ -452,6 +464,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
             finding = extractor(clause)
             if finding is not None and finding.belief and not occurs_whole(finding.belief, part):
                 continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
+            if finding is not None and not finding.negated and finding.belief and _denied(finding.belief, part):
+                continue  # "staging redis doesn't listen on 6379": the clause denies the value it names
             if finding is not None:
                 if clause.changed and finding.kind is Kind.FACT:
                     finding = dataclasses.replace(finding, kind=Kind.DECISION)

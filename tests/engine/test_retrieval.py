@@ -116,6 +116,18 @@ def test_a_removal_is_injected_only_when_the_query_names_the_removed_thing() -> 
     assert "no longer uses Redis" in named.context  # positive control
 
 
+@pytest.mark.parametrize(("belief", "query"), [
+    ("PAGER_FROM_NUMBER", "which number do the pager texts come from?"),  # a part of an identifier
+    ("vuex-persist", "where does the vuex store live?"),  # a word of a dashed name
+])
+def test_a_removal_is_not_named_by_a_part_of_its_value(belief: str, query: str) -> None:
+    gone = mem(f"No longer current: {belief}.", belief=belief.lower(), negated=True)
+    sel = select(query, [short(gone, 0.8)], project="p", settings=S, now_ms=NOW, step=5)
+    assert sel.abstained
+    whole = select(f"do we still set {belief}?", [short(gone, 0.8)], project="p", settings=S, now_ms=NOW, step=5)
+    assert belief in whole.context  # positive control: the whole value names it
+
+
 def test_pools_rank_but_never_decide_eligibility() -> None:
     from engine.models import Pool
 

@@ -921,3 +921,29 @@ def test_casual_talk_is_not_a_removal(said: str) -> None:
 def test_removals_of_named_things_still_count(said: str, shown: str) -> None:
     found = only(said)
     assert found.negated and shown in found.text
+
+
+# A reading never asserts a value the clause denies (our own wording; the bug stored "doesn't
+# listen on 6379" as "listens on port 6379").
+@pytest.mark.parametrize(
+    ("said", "denied"),
+    [
+        ("The cache box does not answer on 7311 any more.", "7311"),
+        ("the reporting worker doesn't run on port 6120", "6120"),
+        ("heads up: the admin panel is not served from 8444", "8444"),
+        ("our broker never listened on 5999 in prod", "5999"),
+    ],
+)
+def test_a_denied_value_is_never_asserted(said: str, denied: str) -> None:
+    assert [c for c in extract(said) if c.belief == denied and not c.negated] == []
+
+
+@pytest.mark.parametrize(
+    ("said", "port"),
+    [  # positive controls: a contrast after the value, or a negation elsewhere, keeps the reading
+        ("the metrics relay listens on 7312, not 7311", "7312"),
+        ("we can't change it, the metrics relay listens on 7312", "7312"),
+    ],
+)
+def test_a_value_asserted_beside_a_negation_is_still_read(said: str, port: str) -> None:
+    assert port in [c.belief for c in extract(said) if not c.negated]
