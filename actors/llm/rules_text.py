@@ -38,6 +38,11 @@ _CLAUSE_SPLIT = re.compile(
     r"|,\s+(?=(?:but\s+)?(?:now|we|we're|our|the)\s+\w+(?:\s+\w+)?\s+(?:is|are|now|lives?|runs?|listens?|uses?|use)\b)",
     re.I,
 )
+# A comma splice: a new subject of one or two words and its copula after a comma ("Ana is stepping
+# back, Rui is doing the imports now"). Not a relative clause ("the api, which is old, ..."), and not
+# after a subordinate clause ("if it fails, the job is retried": the condition governs the rest).
+_SPLICE = re.compile(r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)[\w-]+(?:\s+[\w-]+)?\s+(?:is|are)\s+\w)", re.I)
+_SUBORDINATE = re.compile(r"^(?:if|when|whenever|unless|once|because|since|although|though|while|whether|as long as)\b", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
@@ -148,7 +153,8 @@ def clauses(sentence: str) -> list[str]:
         return f"\x00{len(spans) - 1}\x00"
 
     protected = _BACKTICK.sub(hide, sentence)
-    parts = _CLAUSE_SPLIT.split(protected)
+    parts = [q for p in _CLAUSE_SPLIT.split(protected)
+             for q in ([p] if _SUBORDINATE.match(p.strip()) else _SPLICE.split(p))]
     out = [re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], p).strip() for p in parts]
     return [p for p in out if p]
 

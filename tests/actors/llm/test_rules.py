@@ -947,3 +947,22 @@ def test_a_denied_value_is_never_asserted(said: str, denied: str) -> None:
 )
 def test_a_value_asserted_beside_a_negation_is_still_read(said: str, port: str) -> None:
     assert port in [c.belief for c in extract(said) if not c.negated]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "parts"),
+    [  # our own wording: a comma splice is two statements
+        ("Ines is off the rota, Tomas is on call for the billing pager now",
+         ["Ines is off the rota", "Tomas is on call for the billing pager now"]),
+        ("the old logo looked dated, landing pages are now on the v3 theme",
+         ["the old logo looked dated", "landing pages are now on the v3 theme"]),
+        # positive controls: a relative clause, a subordinate clause and a list stay whole
+        ("the scheduler, which is ancient, is on 7311", ["the scheduler, which is ancient, is on 7311"]),
+        ("once it ships, staging is frozen", ["once it ships, staging is frozen"]),
+        ("celery, redis and flower are gone", ["celery, redis and flower are gone"]),
+    ],
+)
+def test_a_comma_splice_is_split_into_its_statements(sentence: str, parts: list[str]) -> None:
+    from actors.llm.rules_text import clauses
+
+    assert clauses(sentence) == parts
