@@ -441,6 +441,10 @@ _BASE_SALIENCE = {Kind.DECISION: 0.65, Kind.PREFERENCE: 0.65, Kind.PROCEDURE: 0.
 _DENIAL = re.compile(r"(?:\bnot|n't|\bnever|\bno longer)(?:\s+[\w-]+){0,4}\s+`?$", _I)
 
 
+# Personal pronouns (a closed class of English): never the subject a key names.
+_PRONOUNS = frozenset("i me we us you he him she her it they them".split())
+
+
 def _denied(value: str, clause: str) -> bool:
     """Whether the clause denies ``value`` (the first place it names it) rather than asserting it."""
     low = clause.lower()
@@ -464,6 +468,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
             finding = extractor(clause)
             if finding is not None and finding.belief and not occurs_whole(finding.belief, part):
                 continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
+            if finding is not None and finding.key and finding.key.split()[0].lower() in _PRONOUNS:
+                continue  # "bump us to 11": a pronoun names no setting ("us version")
             if finding is not None and not finding.negated and finding.belief and _denied(finding.belief, part):
                 continue  # "staging redis doesn't listen on 6379": the clause denies the value it names
             if finding is not None:
@@ -570,11 +576,19 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     credentials = _credentials(strip_memory_blocks(unit.user))[0]
     secret_turn = bool(credentials)
     user = confirmed_requests(unwrap(unit.user), unit.assistant)
-    for speaker, body in (("user", user), ("assistant", drop_plan_lists(unit.assistant))):
-        for sentence in statements(split_trailing_requests(sentences(unwrap(body)))):  # never a question or request (issue 13)
-            if MEMORY_TALK.search(sentence):
-                continue
-            found = _findings(sentence, speaker, extractors)
+    said = {speaker: [_findings(sentence, speaker, extractors)
+                      for sentence in statements(split_trailing_requests(sentences(unwrap(body))))  # never a question or request (issue 13)
+                      if not MEMORY_TALK.search(sentence)]
+            for speaker, body in (("user", user), ("assistant", drop_plan_lists(unit.assistant)))}
+    # The assistant reporting a change it made ("Done, now on 11.9.2") says how the turn left a
+    # setting: the user's value for that key in the same turn is the one asked to be changed
+    # ("laravel 10 is running out, bump us"), not a second current value.
+    reported = {normalize_key(f.key) for group in said["assistant"] for f in group
+                if f.key and not f.negated and f.kind is Kind.DECISION}
+    for speaker in ("user", "assistant"):
+        for found in said[speaker]:
+            if speaker == "user" and reported:
+                found = [f for f in found if f.negated or normalize_key(f.key) not in reported]
             if secret_turn and speaker == "user":
                 found = []  # a turn pasting a credential states where it is read from, nothing else
             else:  # a secret-looking value is never stored, whatever the sentence says

@@ -966,3 +966,17 @@ def test_a_comma_splice_is_split_into_its_statements(sentence: str, parts: list[
     from actors.llm.rules_text import clauses
 
     assert clauses(sentence) == parts
+
+
+def test_the_assistants_reported_change_wins_over_the_value_the_user_asked_to_change() -> None:
+    # our own wording: the user names the value to replace, the assistant reports the new one
+    found = keyed("django 4.2 is getting old, move us up please", "Done, now on Django 5.1.3; two deprecations fixed.")
+    assert ("django version", "5.1.3", False) in found
+    assert not any(belief == "4.2" for _, belief, negated in found if not negated)
+    # positive control: with no reported change, the user's statement stands
+    assert ("django version", "4.2", False) in keyed("we run django 4.2 in prod", "Noted.")
+
+
+@pytest.mark.parametrize("said", ["bump us to 14 please.", "move them to 2.3 then.", "pin it to 7.1."])
+def test_a_pronoun_is_never_the_subject_of_a_key(said: str) -> None:
+    assert [k for k, _, _ in keyed(said) if k.split()[:1] in (["us"], ["them"], ["it"])] == []
