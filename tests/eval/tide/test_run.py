@@ -55,6 +55,18 @@ def test_main_prints_one_json_document_and_writes_the_report(tmp_path: Path, cap
     assert (tmp_path / "tide-pipeline-bm25.png").stat().st_size > 0
 
 
+@pytest.mark.parametrize("variant", ["shipped", "heldout"])
+def test_a_held_out_report_lists_no_individual_failure(tmp_path: Path, variant: str) -> None:
+    streams = [generate(1, 1, **GEN)[0]]
+    doc = {**evaluate(streams, run_streams(streams, "none", "engine"), seed=1, n_boot=20),
+           "level": "engine", "system": "none", "seed": 1, "streams": 1, "variant": variant}
+    fail = {"dimension": "revision", "stream": 0, "project": "p", "question": "which port does the quux relay use?",
+            "gold": ["7312"], "harmful": [], "s": 0.0, "h": 0, "block": ""}
+    text = run.write_report(doc, [fail], tmp_path, "dynmem bench tide").read_text()
+    # the shipped variant lists it (positive control); the held-out one keeps its wording out of eval/results
+    assert ("quux relay" in text) is (variant == "shipped")
+
+
 @pytest.mark.ray
 def test_parallel_run_equals_serial_run(ray_session: None) -> None:
     streams = generate(2, 2, **GEN)
