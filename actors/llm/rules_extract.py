@@ -424,9 +424,25 @@ def _subject_key(text: str, value: str) -> tuple[str, str]:
     return f"{' '.join(subject)} {kind}", belief
 
 
+# A clock time in a clause: "03:30", "7:45", "6pm" is no clock value here (too often a meeting).
+_CLOCK = re.compile(r"(?<![\w:.])([01]?\d|2[0-3]):[0-5]\d(?![\w:.])")
+
+
+def _clock_time(c: Clause) -> Finding | None:
+    """A schedule stated with a clock time ("the nightly export runs at 03:30 UTC"): the speaker's own
+    clause, keyed by its subject and the kind ``time``, when the durable-clause model reads it as a
+    standing fact (not an event: "the deploy failed at 14:02"). Nothing is rewritten."""
+    if not _CLOCK.search(c.text):
+        return None
+    found = _extractive(c)
+    if found is None or not found.text or not _CLOCK.fullmatch(found.belief or ""):
+        return None
+    return found
+
+
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_command, extract_port, extract_branch, extract_env, extract_host, extract_version,
-    extract_removal, extract_choice, extract_location, extract_owner, extract_deadline,
+    extract_removal, extract_choice, extract_location, extract_owner, extract_deadline, _clock_time,
     extract_convention, extract_switch, extract_kv, _note,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.

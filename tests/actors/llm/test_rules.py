@@ -980,3 +980,23 @@ def test_the_assistants_reported_change_wins_over_the_value_the_user_asked_to_ch
 @pytest.mark.parametrize("said", ["bump us to 14 please.", "move them to 2.3 then.", "pin it to 7.1."])
 def test_a_pronoun_is_never_the_subject_of_a_key(said: str) -> None:
     assert [k for k, _, _ in keyed(said) if k.split()[:1] in (["us"], ["them"], ["it"])] == []
+
+
+@pytest.mark.parametrize(
+    ("said", "key", "time"),
+    [  # our own wording: a standing schedule with a clock time is kept as said. Whether a clause is
+        # read as standing is the durable-clause model's call, and it misses some plain phrasings
+        # ("the ledger sync job runs at 01:40" scores 0.57 under its 0.69 threshold).
+        ("the ledger sync runs every night at 01:40", "ledger sync time", "01:40"),
+        ("payouts are processed every day at 16:30", "payouts time", "16:30"),
+    ],
+)
+def test_a_schedule_with_a_clock_time_is_kept_in_the_speakers_words(said: str, key: str, time: str) -> None:
+    found = [c for c in extract(said) if c.belief == time]
+    assert [(c.key, c.negated) for c in found] == [(key, False)]
+    assert found[0].text.rstrip(".").lower() == said.lower()
+
+
+@pytest.mark.parametrize("said", ["the ledger sync crashed at 01:40 last night", "is the ledger sync still at 01:40?"])
+def test_an_event_or_a_question_with_a_clock_time_is_no_schedule(said: str) -> None:
+    assert [c for c in extract(said) if "01:40" in c.belief] == []
