@@ -154,8 +154,8 @@ _WHOLE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:@+#-]*")
 def _names_negated(m: Memory, asked: set[str]) -> bool:
     """A removal ("the project no longer uses Redis") did its work by retiring the old value;
     it is injected only when the query names the removed thing ("do we still use Redis?"):
-    one of its words whole, not a part of an identifier ("number" does not name
-    ``SMS_FROM_NUMBER``, "redux" does not name ``redux-persist``)."""
+    one of its words whole, not a part of an identifier ("host" does not name
+    ``LEGACY_SMTP_HOST``, "vuex" does not name ``vuex-persist``)."""
     whole = {w.lower().rstrip(".:-/") for w in _WHOLE.findall(m.belief or m.text)}
     named = {w for w in whole if len(w) >= 3 and w not in _GENERIC}
     return bool(named & asked)

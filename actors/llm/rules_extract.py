@@ -429,7 +429,7 @@ _CLOCK = re.compile(r"(?<![\w:.])([01]?\d|2[0-3]):[0-5]\d(?![\w:.])")
 
 
 def _clock_time(c: Clause) -> Finding | None:
-    """A schedule stated with a clock time ("the nightly export runs at 03:30 UTC"): the speaker's own
+    """A schedule stated with a clock time ("the ledger sync runs every night at 01:40"): the speaker's own
     clause, keyed by its subject and the kind ``time``, when the durable-clause model reads it as a
     standing fact (not an event: "the deploy failed at 14:02"). Nothing is rewritten."""
     if not _CLOCK.search(c.text):
@@ -452,13 +452,22 @@ MAX_CLAUSE_CHARS = 400
 _BASE_SALIENCE = {Kind.DECISION: 0.65, Kind.PREFERENCE: 0.65, Kind.PROCEDURE: 0.6, Kind.FACT: 0.55, Kind.NOTE: 0.4}
 
 
-# A verb denied just before a value: "doesn't listen on 6379", "was never on 8080", "is not hosted
-# at x.example": at most four words between the negation and the value, no punctuation.
-_DENIAL = re.compile(r"(?:\bnot|n't|\bnever|\bno longer)(?:\s+[\w-]+){0,4}\s+`?$", _I)
+# A verb denied just before a value: "does not answer on 7311", "was never on 5999", "is not served
+# from 8444": at most three plain words between the negation and the value, none of them a number or
+# a contrast ("isn't on 7311 but on 7312" asserts 7312); a negation that governs a whole clause ("I
+# can't believe the relay is on 7312") has more words in between.
+_DENIAL = re.compile(r"(?:\bnot|n't|\bnever|\bno longer)(?:\s+(?!but\b|instead\b|rather\b)[a-z-]+){0,3}\s+`?$", _I)
 
 
 # Personal pronouns (a closed class of English): never the subject a key names.
 _PRONOUNS = frozenset("i me we us you he him she her it they them".split())
+
+
+def _pronoun_subject(key: str, clause: str) -> bool:
+    """Whether a key's first word is a personal pronoun of the clause, not an acronym that spells one
+    ("US region", "IT owns the laptops")."""
+    first = key.split()[0].lower()
+    return first in _PRONOUNS and not re.search(rf"\b{re.escape(first.upper())}\b", clause)
 
 
 def _denied(value: str, clause: str) -> bool:
@@ -484,10 +493,10 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
             finding = extractor(clause)
             if finding is not None and finding.belief and not occurs_whole(finding.belief, part):
                 continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
-            if finding is not None and finding.key and finding.key.split()[0].lower() in _PRONOUNS:
-                continue  # "bump us to 11": a pronoun names no setting ("us version")
+            if finding is not None and finding.key and _pronoun_subject(finding.key, part):
+                continue  # "move them to 2.3": a pronoun names no setting ("them version")
             if finding is not None and not finding.negated and finding.belief and _denied(finding.belief, part):
-                continue  # "staging redis doesn't listen on 6379": the clause denies the value it names
+                continue  # "the cache box does not answer on 7311": the clause denies the value it names
             if finding is not None:
                 if clause.changed and finding.kind is Kind.FACT:
                     finding = dataclasses.replace(finding, kind=Kind.DECISION)
@@ -596,9 +605,9 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                       for sentence in statements(split_trailing_requests(sentences(unwrap(body))))  # never a question or request (issue 13)
                       if not MEMORY_TALK.search(sentence)]
             for speaker, body in (("user", user), ("assistant", drop_plan_lists(unit.assistant)))}
-    # The assistant reporting a change it made ("Done, now on 11.9.2") says how the turn left a
-    # setting: the user's value for that key in the same turn is the one asked to be changed
-    # ("laravel 10 is running out, bump us"), not a second current value.
+    # The assistant reporting a change it made ("Upgraded: the toolchain is now 2.4.1") says how the
+    # turn left a setting: the user's value for that key in the same turn is the one asked to be
+    # changed ("toolchain 2.3 is end of life, upgrade it"), not a second current value.
     reported = {normalize_key(f.key) for group in said["assistant"] for f in group
                 if f.key and not f.negated and f.kind is Kind.DECISION}
     for speaker in ("user", "assistant"):

@@ -38,11 +38,27 @@ _CLAUSE_SPLIT = re.compile(
     r"|,\s+(?=(?:but\s+)?(?:now|we|we're|our|the)\s+\w+(?:\s+\w+)?\s+(?:is|are|now|lives?|runs?|listens?|uses?|use)\b)",
     re.I,
 )
-# A comma splice: a new subject of one or two words and its copula after a comma ("Ana is stepping
-# back, Rui is doing the imports now"). Not a relative clause ("the api, which is old, ..."), and not
-# after a subordinate clause ("if it fails, the job is retried": the condition governs the rest).
+# A comma splice: a new subject of one or two words and its copula after a comma ("the old theme
+# looked dated, landing pages are now on v3"). Not a relative clause ("the api, which is old, ..."),
+# not after a subordinate clause ("if it fails, the job is retried": the condition governs the rest)
+# and not after a fronted phrase of two words or fewer or one that opens with a preposition ("for the
+# cache, port is 6380", "in staging, the relay is on 7312": the phrase scopes what follows).
 _SPLICE = re.compile(r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)[\w-]+(?:\s+[\w-]+)?\s+(?:is|are)\s+\w)", re.I)
 _SUBORDINATE = re.compile(r"^(?:if|when|whenever|unless|once|because|since|although|though|while|whether|as long as)\b", re.I)
+_FRONTED = re.compile(r"^(?:for|in|on|at|from|with|without|unlike|like|per|after|before|during|under|inside|outside)\b", re.I)
+
+
+def _spliced(part: str) -> list[str]:
+    """``part`` split at its comma splices, keeping a fronted phrase with the clause it scopes."""
+    if _SUBORDINATE.match(part.strip()):
+        return [part]
+    out: list[str] = []
+    for piece in _SPLICE.split(part):
+        if out and (len(out[-1].split()) <= 2 or _FRONTED.match(out[-1].strip())):
+            out[-1] = f"{out[-1]}, {piece}"
+        else:
+            out.append(piece)
+    return out
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
@@ -153,8 +169,7 @@ def clauses(sentence: str) -> list[str]:
         return f"\x00{len(spans) - 1}\x00"
 
     protected = _BACKTICK.sub(hide, sentence)
-    parts = [q for p in _CLAUSE_SPLIT.split(protected)
-             for q in ([p] if _SUBORDINATE.match(p.strip()) else _SPLICE.split(p))]
+    parts = [q for p in _CLAUSE_SPLIT.split(protected) for q in _spliced(p)]
     out = [re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], p).strip() for p in parts]
     return [p for p in out if p]
 

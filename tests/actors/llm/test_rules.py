@@ -943,6 +943,8 @@ def test_a_denied_value_is_never_asserted(said: str, denied: str) -> None:
     [  # positive controls: a contrast after the value, or a negation elsewhere, keeps the reading
         ("the metrics relay listens on 7312, not 7311", "7312"),
         ("we can't change it, the metrics relay listens on 7312", "7312"),
+        ("the admin api isn't on 7311 but on 7312", "7312"),
+        ("I can't believe the metrics relay is on 7312", "7312"),
     ],
 )
 def test_a_value_asserted_beside_a_negation_is_still_read(said: str, port: str) -> None:
@@ -959,6 +961,7 @@ def test_a_value_asserted_beside_a_negation_is_still_read(said: str, port: str) 
         # positive controls: a relative clause, a subordinate clause and a list stay whole
         ("the scheduler, which is ancient, is on 7311", ["the scheduler, which is ancient, is on 7311"]),
         ("once it ships, staging is frozen", ["once it ships, staging is frozen"]),
+        ("for the cache, port is 6381", ["for the cache, port is 6381"]),
         ("celery, redis and flower are gone", ["celery, redis and flower are gone"]),
     ],
 )
@@ -970,16 +973,20 @@ def test_a_comma_splice_is_split_into_its_statements(sentence: str, parts: list[
 
 def test_the_assistants_reported_change_wins_over_the_value_the_user_asked_to_change() -> None:
     # our own wording: the user names the value to replace, the assistant reports the new one
-    found = keyed("django 4.2 is getting old, move us up please", "Done, now on Django 5.1.3; two deprecations fixed.")
-    assert ("django version", "5.1.3", False) in found
-    assert not any(belief == "4.2" for _, belief, negated in found if not negated)
+    found = keyed("python 3.10 is end of life, upgrade it", "Upgraded: the images now use Python 3.12.4.")
+    assert ("python version", "3.12.4", False) in found
+    assert not any(belief == "3.10" for _, belief, negated in found if not negated)
     # positive control: with no reported change, the user's statement stands
-    assert ("django version", "4.2", False) in keyed("we run django 4.2 in prod", "Noted.")
+    assert ("python version", "3.10", False) in keyed("the service runs on python 3.10", "Noted.")
 
 
-@pytest.mark.parametrize("said", ["bump us to 14 please.", "move them to 2.3 then.", "pin it to 7.1."])
+@pytest.mark.parametrize("said", ["pin them to 2.3 then.", "move them to 2.3 then.", "set it to 7.1."])
 def test_a_pronoun_is_never_the_subject_of_a_key(said: str) -> None:
     assert [k for k, _, _ in keyed(said) if k.split()[:1] in (["us"], ["them"], ["it"])] == []
+
+
+def test_an_acronym_that_spells_a_pronoun_still_names_a_subject() -> None:
+    assert ("us region", "us-east-1", False) in keyed("US region is us-east-1")  # positive control
 
 
 @pytest.mark.parametrize(
