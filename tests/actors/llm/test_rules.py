@@ -923,8 +923,8 @@ def test_removals_of_named_things_still_count(said: str, shown: str) -> None:
     assert found.negated and shown in found.text
 
 
-# A reading never asserts a value the clause denies (our own wording; the bug stored "doesn't
-# listen on 6379" as "listens on port 6379").
+# A reading never asserts a value the clause denies (our own wording; the bug turned "does not answer on
+# 7311" into "listens on port 7311").
 @pytest.mark.parametrize(
     ("said", "denied"),
     [
