@@ -29,6 +29,11 @@ STOPWORDS = frozenset(
 )
 
 
+def whole_words(text: str) -> set[str]:
+    """The lower-cased identifiers of ``text`` whole, never their parts (``vuex-persist``, not ``vuex``)."""
+    return {w for w in (m.group(0).lower().rstrip(".:-/") for m in _RAW.finditer(text)) if w}
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-cased tokens: whole identifiers plus their camelCase/snake_case/path parts."""
     out: list[str] = []

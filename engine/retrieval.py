@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.dynamics import value_at
-from engine.lexical import tokenize
+from engine.lexical import tokenize, whole_words
 from engine.models import SERVABLE_STATES, Memory, Pool, Sensitivity, Tier, TrustState
 from engine.scopes import readable_scopes
 from engine.settings import RetrievalSettings, Settings
@@ -148,16 +148,12 @@ def _about_someone_else(m: Memory, query: str) -> bool:
     return not (re.search(rf"\b(?:{_RELATION})\b", query, re.IGNORECASE) or _ASKS_FOR_PERSON.search(query))
 
 
-_WHOLE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:@+#-]*")
-
-
 def _names_negated(m: Memory, asked: set[str]) -> bool:
     """A removal ("the project no longer uses Redis") did its work by retiring the old value;
     it is injected only when the query names the removed thing ("do we still use Redis?"):
     one of its words whole, not a part of an identifier ("host" does not name
     ``LEGACY_SMTP_HOST``, "vuex" does not name ``vuex-persist``)."""
-    whole = {w.lower().rstrip(".:-/") for w in _WHOLE.findall(m.belief or m.text)}
-    named = {w for w in whole if len(w) >= 3 and w not in _GENERIC}
+    named = {w for w in whole_words(m.belief or m.text) if len(w) >= 3 and w not in _GENERIC}
     return bool(named & asked)
 
 

@@ -491,17 +491,18 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed)
         for extractor in extractors:
             finding = extractor(clause)
-            if finding is not None and finding.belief and not occurs_whole(finding.belief, part):
+            if finding is None:
+                continue
+            if finding.belief and not occurs_whole(finding.belief, part):
                 continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
-            if finding is not None and finding.key and _pronoun_subject(finding.key, part):
+            if finding.key and _pronoun_subject(finding.key, part):
                 continue  # "move them to 2.3": a pronoun names no setting ("them version")
-            if finding is not None and not finding.negated and finding.belief and _denied(finding.belief, part):
+            if not finding.negated and finding.belief and _denied(finding.belief, part):
                 continue  # "the cache box does not answer on 7311": the clause denies the value it names
-            if finding is not None:
-                if clause.changed and finding.kind is Kind.FACT:
-                    finding = dataclasses.replace(finding, kind=Kind.DECISION)
-                out.append(finding)
-                break
+            if clause.changed and finding.kind is Kind.FACT:
+                finding = dataclasses.replace(finding, kind=Kind.DECISION)
+            out.append(finding)
+            break
     return out
 
 

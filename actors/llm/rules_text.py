@@ -59,6 +59,8 @@ def _spliced(part: str) -> list[str]:
         else:
             out.append(piece)
     return out
+
+
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
