@@ -15,6 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from engine.values import CLOCK_TIME
+
 _SPACE = re.compile(r"\s+")
 _EDGE_PUNCT = re.compile(r"^[\s\"'`.,;:!?()\[\]{}]+|[\s\"'`.,;:!?()\[\]{}]+$")
 _ARTICLES = re.compile(r"\b(the|a|an|our|my|this|that)\b\s*", re.IGNORECASE)
@@ -97,7 +99,7 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
 SHAPE_KINDS = frozenset({"code", "host", "location", "name", "number", "time", "version"})
 _VERSION = re.compile(r"v?\d+\.\d+(?:\.\d+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:\s*[a-z%]+)?", re.IGNORECASE)  # "20", "6 minutes", "512mb"
-_TIME = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?(?:\s*[a-z]+)?", re.IGNORECASE)
+_TIME = re.compile(rf"{CLOCK_TIME}(?:\s*[a-z]+)?", re.IGNORECASE)  # "03:30", "03:30 utc", "9:15pm"
 _HOST = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d+)?", re.IGNORECASE)
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?")
 

@@ -12,10 +12,14 @@ from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
 
+# A clock time, the one pattern for it in the project (value shapes, key kinds, the rules client's
+# schedule reading): hours 0-23, minutes, optional seconds; not part of a longer number or a version.
+CLOCK_TIME = r"(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:]|\.\d)"
+
 _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("url", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s`'\")]+", re.I)),
     ("code", re.compile(r"`[^`\n]+`")),
-    ("time", re.compile(r"\b\d{1,2}:\d{2}\b")),
+    ("time", re.compile(CLOCK_TIME)),
     ("host", re.compile(r"(?<![\w/.~-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b(?![\w/])", re.I)),
     ("path", re.compile(r"(?:~|\.{1,2})?/[\w.@~-]+(?:/[\w.@~-]*)*|\b[\w-]+(?:/[\w.-]+)+/?")),
     ("version", re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")),

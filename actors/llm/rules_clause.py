@@ -26,6 +26,7 @@ class Clause:
     remember: bool  # "remember that ...", "note that ..."
     speaker: str  # "user" or "assistant"
     explicit: bool = False  # "from now on", "going forward"...: a stated rule, not a remark
+    listed: bool = False  # an item of a bulleted list or a line of a written document
 
 
 @dataclass(frozen=True)

@@ -49,16 +49,20 @@ from actors.llm.rules_text import (
     clauses,
     drop_plan_lists,
     is_statement,
+    listed_lines,
     mask_code,
     sentences,
     split_trailing_requests,
     strip_fillers,
     strip_memory_blocks,
+    tech_category,
+    tech_name,
 )
 from engine.grounding import find_whole, occurs_whole
 from engine.keys import normalize_belief, normalize_key, normalize_text, value_kind
 from engine.models import Candidate, Kind, Origin, Unit
 from engine.utterance import statements, unwrap
+from engine.values import CLOCK_TIME
 
 __all__ = ["EXTRACTORS", "PROMPT_VERSION", "Clause", "Finding", "extract_unit"]
 
@@ -424,8 +428,8 @@ def _subject_key(text: str, value: str) -> tuple[str, str]:
     return f"{' '.join(subject)} {kind}", belief
 
 
-# A clock time in a clause: "03:30", "7:45", "6pm" is no clock value here (too often a meeting).
-_CLOCK = re.compile(r"(?<![\w:.])([01]?\d|2[0-3]):[0-5]\d(?![\w:.])")
+# A clock time in a clause: "03:30", "7:45"; "6pm" and "6:30pm" are no clock value here (too often a meeting).
+_CLOCK = re.compile(rf"{CLOCK_TIME}(?![\w.])")
 
 
 def _clock_time(c: Clause) -> Finding | None:
@@ -440,10 +444,43 @@ def _clock_time(c: Clause) -> Finding | None:
     return found
 
 
+# A labelled line ("Timezone: Europe/Dublin for all clinics", "Staging: https://staging.example.org"):
+# a label of a few plain words, a colon, then what it is. How documents, READMEs and checklists state
+# facts, one per line.
+_LABELLED = re.compile(r"^(?P<label>[A-Za-z][A-Za-z /&-]{1,40}?)\s*:\s+(?P<rest>\S.*)$")
+
+
+def _labelled(c: Clause) -> Finding | None:
+    """A fact the assistant wrote down as a labelled line of a document: the line as written, keyed
+    by its label and the kind of its first value (``engine.keys.value_kind``), so that a later line
+    with the same label and another value supersedes it. The user's lead-ins ("heads up: ...") are
+    no labels: only the assistant's writing is read this way. The durable-clause model is not asked:
+    it was trained on sentences, and a labelled line is a noun phrase and a value."""
+    if c.speaker != "assistant" or not c.listed:
+        return None
+    m = _LABELLED.match(c.text)
+    if m is None or len(c.text.split()) > 25:
+        return None
+    label = [w.lower() for w in m.group("label").split() if w.lower() not in _SUBJECT_SKIP]
+    rest = " " + m.group("rest")
+    value = next((v for v in _VALUE_SHAPE.finditer(rest) if "`code`" not in v.group(0)), None)
+    if not 1 <= len(label) <= 4 or value is None or any(w in STOPWORDS for w in label):
+        return None
+    if re.match(r"\s*~?\d[\d.,]*\s+[a-z]", rest):
+        return None  # "Before: 420 ms p95", "Impact: 312 users logged out": a measurement or a count
+    if _ESTIMATE.search(rest) or re.search(r"[^e]ed$", label[-1]):
+        return None  # "Added: ...", "Fixed: ...": a past participle reports an action, not a fact ("Feed:" is a noun)
+    belief = normalize_belief(value.group(0).strip("`"))
+    # A known tool keeps the key a sentence about it gets ("State: Redux Toolkit" and "we use Redux
+    # for state" are one setting), so that a change or a removal said either way reaches it.
+    key = tech_category(tech_name(belief)) or f"{' '.join(label)} {value_kind(belief)}"
+    return Finding(key, belief, Kind.FACT, cap(c.text.rstrip(".")) + ".", weight=-0.1)
+
+
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_command, extract_port, extract_branch, extract_env, extract_host, extract_version,
     extract_removal, extract_choice, extract_location, extract_owner, extract_deadline, _clock_time,
-    extract_convention, extract_switch, extract_kv, _note,
+    extract_convention, extract_switch, extract_kv, _labelled, _note,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
 EXTRACTIVE = (*EXTRACTORS, _extractive)
@@ -477,7 +514,9 @@ def _denied(value: str, clause: str) -> bool:
     return at > 0 and bool(_DENIAL.search(normalize_text(clause)[:at]))
 
 
-def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...]) -> list[Finding]:
+def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...],
+              listed: tuple[str, ...] = ()) -> list[Finding]:
+    in_list = any(sentence in line for line in listed)
     out: list[Finding] = []
     for part in clauses(sentence):
         if len(part) > MAX_CLAUSE_CHARS:
@@ -488,7 +527,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         if speaker == "assistant" and not assistant_ok(text):
             continue
         text = mask_code(text, STARTS_EXE)
-        clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed)
+        clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed,
+                        listed=in_list)
         for extractor in extractors:
             finding = extractor(clause)
             if finding is None:
@@ -602,10 +642,11 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     credentials = _credentials(strip_memory_blocks(unit.user))[0]
     secret_turn = bool(credentials)
     user = confirmed_requests(unwrap(unit.user), unit.assistant)
-    said = {speaker: [_findings(sentence, speaker, extractors)
-                      for sentence in statements(split_trailing_requests(sentences(unwrap(body))))  # never a question or request (issue 13)
+    bodies = {"user": unwrap(user), "assistant": unwrap(drop_plan_lists(unit.assistant))}
+    said = {speaker: [_findings(sentence, speaker, extractors, listed_lines(body, speaker == "assistant"))
+                      for sentence in statements(split_trailing_requests(sentences(body, speaker == "assistant")))  # never a question or request (issue 13)
                       if not MEMORY_TALK.search(sentence)]
-            for speaker, body in (("user", user), ("assistant", drop_plan_lists(unit.assistant)))}
+            for speaker, body in bodies.items()}
     # The assistant reporting a change it made ("Upgraded: the toolchain is now 2.4.1") says how the
     # turn left a setting: the user's value for that key in the same turn is the one asked to be
     # changed ("toolchain 2.3 is end of life, upgrade it"), not a second current value.

@@ -88,11 +88,52 @@ def _pasted_env_lines(lines: list[str]) -> set[int]:
     return out
 
 
-def clean(text: str) -> str:
+# A fenced block the assistant wrote as a document (a README section, an ops page, a checklist):
+# no language named, or a prose one. Its prose lines state what the assistant wrote down.
+_DOC_FENCE = re.compile(r"(```|~~~)[ \t]*(?P<info>[\w+-]*)[^\n]*\n(?P<body>.*?)(?:\n[ \t]*\1|\Z)", re.S)
+_PROSE_INFO = frozenset({"", "markdown", "md", "text", "txt", "plain"})
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s+|[-*•]\s+|\d+[.)]\s+)")
+# What code, configuration and commands have and a written line has not: a call, braces, an
+# assignment, a shell prompt or pipe, a flag, a comment after code, a statement end.
+_CODE_MARKS = re.compile(r"\w\(|[{}<>|\\$]|=|;\s*$|\s--?\w|\s{2,}#|^\s*(?:\./|#!|//)")
+
+
+def _prose_line(line: str) -> bool:
+    """Whether a line of a fenced block reads as written prose: words, not code."""
+    body = _HEADING.sub("", line).strip()
+    if len(body.split()) < 2 or not (body[0].isalpha() or body[0] == "`") or _CODE_MARKS.search(body):
+        return False
+    return sum(ch.isalpha() or ch == " " for ch in body) >= 0.7 * len(body)
+
+
+def _document_lines(match: re.Match[str]) -> str:
+    """The prose lines of a fenced block that is a document (most of its lines prose), else nothing."""
+    if match.group("info").lower() not in _PROSE_INFO:
+        return "\n"
+    lines = [ln for ln in match.group("body").splitlines() if ln.strip()]
+    prose = [ln for ln in lines if _prose_line(ln)]
+    if len(prose) < 2 or len(prose) < 0.5 * len(lines):
+        return "\n"
+    return "\n" + "\n".join("- " + _HEADING.sub("", ln).strip() for ln in prose) + "\n"  # items of a document
+
+
+def clean(text: str, documents: bool = False) -> str:
     """Drop memory blocks, code fences and lines that look like code, traces, tool output or a pasted
-    environment file."""
-    text = _FENCE.sub("\n", strip_memory_blocks(text))
-    kept: list[str] = []
+    environment file. ``documents``: keep the prose lines of a fenced block written as a document
+    (the assistant's own writing; a user's paste shows wherever it came from)."""
+    return "\n".join(line for line, _ in _clean_lines(text, documents))
+
+
+def listed_lines(text: str, documents: bool = False) -> tuple[str, ...]:
+    """The cleaned lines of ``text`` that are items of a bulleted list or lines of a written document."""
+    return tuple(line for line, listed in _clean_lines(text, documents) if listed)
+
+
+def _clean_lines(text: str, documents: bool) -> list[tuple[str, bool]]:
+    """``clean``'s lines, each with whether it was a list item (or a document's line)."""
+    text = strip_memory_blocks(text)
+    text = _FENCE.sub("\n", _DOC_FENCE.sub(_document_lines, text) if documents else text)
+    kept: list[tuple[str, bool]] = []
     lines = text.splitlines()
     pasted = _pasted_env_lines(lines)
     for i, line in enumerate(lines):
@@ -105,19 +146,20 @@ def clean(text: str) -> str:
         letters = sum(ch.isalpha() for ch in line)
         if letters < 0.45 * len(line.strip()):
             continue
-        kept.append(_BULLET.sub("", line).strip())
-    return "\n".join(kept)
+        kept.append((_BULLET.sub("", line).strip(), bool(_BULLET.match(line))))
+    return kept
 
 
-def sentences(text: str) -> list[str]:
-    """Split cleaned text into sentences, keeping abbreviations, versions and paths whole."""
+def sentences(text: str, documents: bool = False) -> list[str]:
+    """Split cleaned text into sentences, keeping abbreviations, versions and paths whole (``documents``:
+    see ``clean``)."""
     spans: list[str] = []
 
     def hide(match: re.Match[str]) -> str:
         spans.append(match.group(0))
         return f"\x00{len(spans) - 1}\x00"
 
-    protected = _BACKTICK.sub(hide, clean(text))
+    protected = _BACKTICK.sub(hide, clean(text, documents))
     protected = _ABBREVIATIONS.sub(lambda m: m.group(1).replace(".", "\x01") + "\x01", protected)
     out: list[str] = []
     for part in _SENTENCE_END.split(protected):
@@ -460,16 +502,33 @@ _PLAN_HEADER = re.compile(
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 
 
+def _header_states_nothing(line: str) -> bool:
+    """Whether a line that introduces a list or a block (it ends with a colon) is no statement: a
+    plan or options ("Plan:", "I'll add...:"), a proposal, a question or a hypothesis ("If we moved,
+    it would look like:"). What it introduces is then no statement either."""
+    head = line.strip()
+    if not head.endswith(":"):
+        return False
+    body = head[:-1].strip()
+    return bool(_PLAN_HEADER.search(head) or PROPOSAL.search(body)) or (bool(body) and not is_statement(body, False))
+
+
 def drop_plan_lists(text: str) -> str:
-    """Remove bulleted lists introduced by a plan header ("Plan:", "I'll add...:")."""
+    """Remove the bulleted lists and fenced blocks introduced by a header that states nothing
+    (``_header_states_nothing``); blank lines between the header and its list belong to it."""
     out: list[str] = []
-    in_plan = False
+    in_plan = in_fence = False
     for line in text.splitlines():
-        if in_plan and (_LIST_ITEM.match(line) or line.startswith(("  ", "\t"))):
-            continue
-        in_plan = False
-        if _PLAN_HEADER.search(line.strip()):
-            in_plan = True
+        if in_plan:
+            if in_fence:
+                in_fence = not line.lstrip().startswith(("```", "~~~"))
+                continue
+            if line.lstrip().startswith(("```", "~~~")):
+                in_fence = True
+                continue
+            if not line.strip() or _LIST_ITEM.match(line) or line.startswith(("  ", "\t")):
+                continue
+        in_plan = _header_states_nothing(line)
         out.append(line)
     return "\n".join(out)
 

@@ -35,3 +35,27 @@ def test_other_values_needs_a_shared_shape_with_different_values() -> None:
 @given(st.text(max_size=120))
 def test_a_text_never_gives_other_values_than_itself(text: str) -> None:
     assert not other_values(text, text)
+
+
+# One clock pattern for the project: value shapes, key kinds and the rules client's schedule reading.
+@given(st.integers(0, 23), st.integers(0, 59), st.booleans())
+def test_every_clock_time_is_read_as_a_time_everywhere(hour: int, minute: int, padded: bool) -> None:
+    import re
+
+    from engine.keys import value_kind
+    from engine.values import CLOCK_TIME
+
+    said = f"{hour:02d}:{minute:02d}" if padded else f"{hour}:{minute:02d}"
+    assert re.fullmatch(CLOCK_TIME, said)
+    assert value_shapes(f"the export runs at {said} every night")["time"] == {said}
+    assert value_kind(said) == "time"
+
+
+@pytest.mark.parametrize("text", [
+    "the build took 25:61 minutes",   # no minute 61
+    "rotate after 99:10 hours",       # no hour 99
+    "bump the image to 1.2:30",       # part of a version-like name
+    "ratio 3:30.5 in the report",     # part of a decimal
+])
+def test_a_number_that_only_looks_like_a_clock_is_no_time(text: str) -> None:
+    assert "time" not in value_shapes(text)  # positive control: the property test above

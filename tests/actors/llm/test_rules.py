@@ -1010,3 +1010,55 @@ def test_a_schedule_with_a_clock_time_is_kept_in_the_speakers_words(said: str, k
 @pytest.mark.parametrize("said", ["the ledger sync crashed at 01:40 last night", "is the ledger sync still at 01:40?"])
 def test_an_event_or_a_question_with_a_clock_time_is_no_schedule(said: str) -> None:
     assert [c for c in extract(said) if "01:40" in c.belief] == []
+
+
+# ---------------------------------------------------------------- written documents (our own wording)
+
+def test_a_labelled_item_of_the_assistants_list_is_kept_as_written() -> None:
+    found = extract("what does the box run?", "Summary of the box:\n- Proxy: Caddy on edge-3.lan\n"
+                                               "- Backups: restic at 02:15 to b2://ops-archive\n- Staging: https://pre.acme.dev")
+    by_belief = {c.belief: c for c in found}
+    assert by_belief["02:15"].text == "Backups: restic at 02:15 to b2://ops-archive." and by_belief["02:15"].key == "backups time"
+    assert by_belief["https://pre.acme.dev"].key == "staging host"
+
+
+def test_a_labelled_tool_gets_the_key_a_sentence_about_it_gets() -> None:
+    listed = {c.belief: c.key for c in extract("", "Stack:\n- Search: Meilisearch\n- Broker: RabbitMQ")}
+    said = {c.belief: c.key for c in extract("we use RabbitMQ as the message broker", "")}
+    assert listed["rabbitmq"] == said["rabbitmq"]
+
+
+@pytest.mark.parametrize(("user", "assistant"), [
+    ("compare them", "Results:\n- Before: 420 ms p95\n- After: 130 ms p95"),                 # measurements
+    ("what happened?", "Timeline:\n- Impact: 312 users logged out"),                         # a count
+    ("done?", "Changes:\n- Added: retry on 503 in client.py\n- Fixed: the 02:00 cron"),      # actions reported
+    ("and if we moved?", "If we moved, it would look like:\n- Deploy: helm upgrade app ./chart\n- Registry: ghcr.io/acme"),
+    ("ideas?", "Options:\n\n- Queue: Dramatiq\n- Scheduler: APScheduler"),                   # a header of options
+])
+def test_a_list_that_states_nothing_durable_gives_no_labelled_memory(user: str, assistant: str) -> None:
+    assert [c for c in extract(user, assistant) if c.text.split(":")[0] in
+            {"Before", "After", "Impact", "Added", "Fixed", "Deploy", "Registry", "Queue", "Scheduler"}] == []
+
+
+def test_only_the_assistants_listed_lines_are_read_as_labels() -> None:
+    # positive control first: the same line in the assistant's list is read
+    assert any(c.key == "proxy host" for c in extract("", "Setup:\n- Proxy: edge-3.acme.lan"))
+    assert not any(c.key == "proxy host" for c in extract("Setup:\n- Proxy: edge-3.acme.lan", ""))  # a user's paste
+    assert not any(c.key == "proxy host" for c in extract("", "Proxy: edge-3.acme.lan"))  # a lone lead-in
+
+
+def test_the_prose_lines_of_a_written_document_are_read_and_code_is_not() -> None:
+    doc = ("Wrote `docs/ops.md`:\n\n```\nOps notes\n- Proxy: Caddy on edge-3.acme.lan\n- Staging: https://pre.acme.dev\n"
+           "docker compose up -d db   # Postgres on localhost:5544\n```")
+    found = extract("write the ops page", doc)
+    assert "https://pre.acme.dev" in {c.belief for c in found}
+    assert not any("5544" in c.text for c in found)  # a command line of the document is code
+    code = "```python\nSTAGING = 'https://pre.acme.dev'\nPROXY = 'edge-3.acme.lan'\n```"
+    assert not any("pre.acme.dev" in c.text for c in extract("show the settings module", code))
+
+
+def test_a_block_after_a_header_that_states_nothing_is_dropped() -> None:
+    from actors.llm.rules_text import drop_plan_lists
+
+    text = "If we split it, roughly:\n\n```\n- Queue: Dramatiq\n```\nThe worker runs on 7311."
+    assert drop_plan_lists(text).splitlines() == ["If we split it, roughly:", "The worker runs on 7311."]
