@@ -141,8 +141,11 @@ def _stored_thing(text: str, tech: re.Match[str], removal: bool = False) -> tupl
         gone = _REMOVED_FROM.search(after)
         if gone:
             candidates.append((_thing_phrase(gone.group("t")), False))
+    category = tech_category(tech_name(tech.group(1))).split()
     for phrase, negated in candidates:
         if phrase and _valid_thing(phrase):
+            if _singular(phrase.lower().split()[-1]) in category:
+                return None  # "the queue moved to NATS" names the store's own kind: a choice, not a stored thing
             return lower_first(phrase), negated
     return None
 

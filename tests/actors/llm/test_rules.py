@@ -1062,3 +1062,13 @@ def test_a_block_after_a_header_that_states_nothing_is_dropped() -> None:
 
     text = "If we split it, roughly:\n\n```\n- Queue: Dramatiq\n```\nThe worker runs on 7311."
     assert drop_plan_lists(text).splitlines() == ["If we split it, roughly:", "The worker runs on 7311."]
+
+
+@pytest.mark.parametrize(("before", "after"), [  # our own wording
+    ("we use RabbitMQ as the message queue", "the queue moved to NATS"),
+    ("we use Elasticsearch for search", "the search engine moved to Meilisearch"),
+])
+def test_a_move_of_the_stores_own_kind_is_a_change_of_that_choice(before: str, after: str) -> None:
+    assert only(after).key == only(before).key
+    # positive control: a stored thing that is not the store's kind keeps its storage key
+    assert only("user sessions moved to NATS").key == "session storage"
