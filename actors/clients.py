@@ -253,6 +253,9 @@ class IndexClient(ServiceClient[IndexService]):
     def embedder_id(self) -> str:
         return self.ref.call(IndexService.embedder_id)
 
+    def embedder_backend(self) -> str:
+        return self.ref.call(IndexService.embedder_backend)
+
     def embed(self, texts: Sequence[str], local_only: Sequence[bool] | None = None) -> np.ndarray:
         return self.ref.call(IndexService.embed, texts, local_only)
 

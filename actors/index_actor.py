@@ -90,6 +90,14 @@ class IndexService:
         local = f"+{self.local.name}" if self.local is not None else ""
         return f"{main}{local}/{self.dim}"
 
+    def embedder_backend(self) -> str:
+        """How the main embedder computes its vectors (``onnx`` or ``numpy`` for MiniLM, else its name);
+        loads the model if it is not loaded yet."""
+        load = getattr(self.embedder, "load", None)
+        if callable(load):
+            load()
+        return str(getattr(self.embedder, "backend", self.embedder.name))
+
     def probe(self) -> str:
         """Embed one text (``dynmem doctor``); a one-line verdict or an error."""
         vec = self.embed(["dynmem doctor check"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -126,3 +127,23 @@ def test_wait_for_builds_returns_once_the_switch_to_hnsw_is_in_place() -> None:
     assert svc.wait_for_builds(timeout_s=120) is True
     assert svc.index.is_approximate("project:p") and not svc.index.building_any()
     assert svc.search(vecs[7], ["project:p"], 1)[0][0] == "m7"
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize(("configured", "runs"), [("auto", "onnx"), ("numpy", "numpy")])
+def test_the_configured_minilm_backend_runs_in_the_index_actor_on_ray(ray_session: None, tmp_path: Path,
+                                                                      configured: str, runs: str) -> None:
+    """The user's `[embedder] backend` reaches the real Ray graph, and either pass gives the pinned vectors."""
+    from actors.launch import Runtime
+    from engine.settings import Settings
+    from tests.actors.test_embedder import _assert_same_vectors, _pinned
+
+    base = Settings()
+    settings = base.model_copy(update={"embedder": base.embedder.model_copy(update={"backend": configured})})
+    rt = Runtime(tmp_path / configured, settings)
+    try:
+        assert rt.index.embedder_backend() == runs
+        texts, want = _pinned()
+        _assert_same_vectors(rt.index.embed(texts[:8]), want[:8])
+    finally:
+        rt.shutdown()
