@@ -448,6 +448,8 @@ def _clock_time(c: Clause) -> Finding | None:
 # a label of a few plain words, a colon, then what it is. How documents, READMEs and checklists state
 # facts, one per line.
 _LABELLED = re.compile(r"^(?P<label>[A-Za-z][A-Za-z /&-]{1,40}?)\s*:\s+(?P<rest>\S.*)$")
+_COUNTED = re.compile(r"\s*~?\d[\d.,]*\s+[a-z]")  # a number and a unit or a counted noun
+_PARTICIPLE = re.compile(r"[^e]ed$")  # "added", "fixed"; not "feed", "speed"
 
 
 def _labelled(c: Clause) -> Finding | None:
@@ -466,9 +468,9 @@ def _labelled(c: Clause) -> Finding | None:
     value = next((v for v in _VALUE_SHAPE.finditer(rest) if "`code`" not in v.group(0)), None)
     if not 1 <= len(label) <= 4 or value is None or any(w in STOPWORDS for w in label):
         return None
-    if re.match(r"\s*~?\d[\d.,]*\s+[a-z]", rest):
+    if _COUNTED.match(rest):
         return None  # "Before: 420 ms p95", "Impact: 312 users logged out": a measurement or a count
-    if _ESTIMATE.search(rest) or re.search(r"[^e]ed$", label[-1]):
+    if _ESTIMATE.search(rest) or _PARTICIPLE.search(label[-1]):
         return None  # "Added: ...", "Fixed: ...": a past participle reports an action, not a fact ("Feed:" is a noun)
     belief = normalize_belief(value.group(0).strip("`"))
     # A known tool keeps the key a sentence about it gets ("State: Redux Toolkit" and "we use Redux
@@ -643,7 +645,9 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     secret_turn = bool(credentials)
     user = confirmed_requests(unwrap(unit.user), unit.assistant)
     bodies = {"user": unwrap(user), "assistant": unwrap(drop_plan_lists(unit.assistant))}
-    said = {speaker: [_findings(sentence, speaker, extractors, listed_lines(body, speaker == "assistant"))
+    # Only the assistant's fenced documents are read (``rules_text.clean``); a user's paste is not.
+    listed = {speaker: listed_lines(body, speaker == "assistant") for speaker, body in bodies.items()}
+    said = {speaker: [_findings(sentence, speaker, extractors, listed[speaker])
                       for sentence in statements(split_trailing_requests(sentences(body, speaker == "assistant")))  # never a question or request (issue 13)
                       if not MEMORY_TALK.search(sentence)]
             for speaker, body in bodies.items()}
