@@ -209,6 +209,7 @@ class EngineService:
 
     def _commit(self, effects: Effects, new_vectors: dict[str, np.ndarray], mirrored: bool = False,
                 result: str = "", fsync: bool = True) -> bool:
+        self._check_behind()
         now = self.clock.now_ms()
         adding = set(effects.index_add)  # a set: an import of 100k memories tested a tuple 100k times
         vecs = {i: v for i, v in new_vectors.items() if i in adding}
@@ -274,6 +275,7 @@ class EngineService:
 
     def _ingest_jobs(self, jobs: list[IngestJob], vectors: np.ndarray | None, request_id: str, result: str,
                      keep_going: bool, budget_s: float | None = None) -> list[IngestOutcome]:
+        self._check_behind()
         deadline = time.monotonic() + budget_s if budget_s is not None else None
         out: list[IngestOutcome] = []
         staged: list[Step] = []
@@ -584,6 +586,7 @@ class EngineService:
         if self.project is None:
             req = req.model_copy(update={"passive": True})
         t0 = self.clock.now_ms()
+        self._check_behind()
         # Whether the global scope changed is asked of its engine while the index embeds and
         # searches (the two round trips overlap: one hop less on the recall path, issue 15).
         pending_global = self._submit_global()
@@ -669,12 +672,39 @@ class EngineService:
             m = self.table.get(mid)
             if m is not None:
                 mems.append(credit(m, self.step, self.settings.dynamics, shadow=1.0))
-        fx = (extra or Effects()) + Effects(memories=tuple(mems), receipt="recall:" + retrieval_id)
-        # Committed without waiting for the disk unless asked ([retrieval] credit_fsync): it survives
-        # a crash of the process, and nothing here was acknowledged to anyone. A power loss may take
-        # the last credits and receipts; a suppression tension lost with them is found again the
-        # next time the same pair is suppressed (detection by suppression reads the current state).
-        self._commit(fx, {}, result=json.dumps(list(ids)), fsync=self.settings.retrieval.credit_fsync)
+        receipt = "recall:" + retrieval_id
+        if self.store.has_receipt(receipt):
+            return  # a retried live recall (same retrieval id) is credited once
+        fx = (extra or Effects()) + Effects(memories=tuple(mems), receipt=receipt)
+        # Nothing here was acknowledged to anyone, so the reply does not wait for it: the table
+        # changes now and the store commits after the reply (_commit_behind). Committed without
+        # waiting for the disk unless asked ([retrieval] credit_fsync): it survives a crash of the
+        # process. A power loss may take the last credits and receipts; a suppression tension lost
+        # with them is found again the next time the same pair is suppressed (detection by
+        # suppression reads the current state).
+        self._commit_behind(fx, result=json.dumps(list(ids)), fsync=self.settings.retrieval.credit_fsync)
+
+    def _commit_behind(self, effects: Effects, result: str, fsync: bool) -> None:
+        """:meth:`_commit` of a step that only credits memories and records tensions and jobs, with
+        the store's transaction run after the reply (``MemoryStore.write_behind``): every later
+        read or write of the store waits for it, so no caller sees the store without it. A failed
+        one is noticed by the next recall or commit, which reloads the table from the store."""
+        if effects.index_add or effects.index_remove or effects.step is not None or any(m.purged for m in effects.memories):
+            raise InvalidInput("only a step that changes no index, step or purge may be committed behind the reply")
+        now = self.clock.now_ms()
+        changed = any(self._content_differs(m) for m in effects.memories)
+        self.table.apply(effects)
+        self._note_distinct(effects.tensions)
+        if effects.memories:
+            self.version += 1
+        store = self.store
+        store.write_behind(lambda: store.apply(effects, {}, now, result, content_changed=changed, fsync=fsync),
+                           "a live recall's credit")
+
+    def _check_behind(self) -> None:
+        """Reload the table if a write left behind a reply failed (its changes are not in the store)."""
+        if self.store.behind_errors():
+            self._reload()
 
     def injected(self, retrieval_id: str) -> list[Memory]:
         """The memories a live recall injected (for feedback)."""

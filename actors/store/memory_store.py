@@ -594,7 +594,7 @@ class MemoryStore(JobsFile):
             raise DataDirError(f"backup directory {str(dest.parent)!r} is missing or not writable")
         tmp = dest.with_name(f".{dest.name}.partial")
         try:
-            with self._lock, translate_errors("backup"):
+            with self._held(), translate_errors("backup"):
                 target = sqlite3.connect(tmp)
                 try:
                     self.conn.backup(target)

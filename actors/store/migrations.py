@@ -13,6 +13,8 @@ where :func:`transaction` opens one, so nothing is committed implicitly behind o
 
 from __future__ import annotations
 
+import concurrent.futures
+import logging
 import os
 import sqlite3
 import threading
@@ -24,6 +26,8 @@ from pathlib import Path
 from typing import Self
 
 from engine.errors import DataDirError, StoreError
+
+log = logging.getLogger("dynmem.store")
 
 #: Milliseconds a writer waits for a lock held by another connection before failing.
 BUSY_TIMEOUT_MS = 5_000
@@ -187,6 +191,10 @@ class SqliteFile:
     Subclasses set ``MIGRATIONS``. Reads and writes go through :meth:`_read` and
     :meth:`_write`, which serialise access (a Ray actor may call from several threads)
     and translate ``sqlite3`` errors.
+
+    A write nobody waits for (a live recall's shadow credit) can be handed to :meth:`write_behind`:
+    it runs on the file's own thread after the caller has replied, and every later read, write or
+    close of the file waits for it first, so that no caller ever sees the file without it.
     """
 
     MIGRATIONS: Sequence[Migration] = ()
@@ -194,6 +202,12 @@ class SqliteFile:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        # Writes left to the file's own thread (write_behind), in order; each later access waits for them.
+        self._behind: list[concurrent.futures.Future[None]] = []
+        self._behind_lock = threading.Lock()
+        self._behind_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._behind_thread = threading.local()  # .active on the file's own thread; .depth: accesses held
+        self._behind_errors: list[BaseException] = []
         self._conn: sqlite3.Connection | None = connect(self.path)
         try:
             migrate(self._conn, self.MIGRATIONS)
@@ -208,9 +222,65 @@ class SqliteFile:
             raise StoreError(f"store {str(self.path)!r} is closed")
         return self._conn
 
+    def write_behind(self, write: Callable[[], object], what: str) -> None:
+        """Run ``write`` (a write of this file) on its own thread, after the caller returns.
+
+        For writes that nobody is waiting for: the caller has already acknowledged nothing that
+        depends on them. Every later :meth:`_read`, :meth:`_write` and :meth:`close` of this file
+        first waits until the writes handed over before it are committed, so the order of writes
+        and what any reader sees are as if ``write`` had run inline. A failure is logged and kept
+        for :meth:`behind_errors`; it is never raised to an unrelated later caller.
+        """
+        def run() -> None:
+            self._behind_thread.active = True
+            try:
+                write()
+            except Exception as exc:  # logged and kept: the caller replied long ago
+                log.warning("a deferred write (%s) of %s failed: %s", what, self.path, exc)
+                with self._behind_lock:
+                    self._behind_errors.append(exc)
+            finally:
+                self._behind_thread.active = False
+
+        with self._behind_lock:
+            if self._behind_pool is None:
+                self._behind_pool = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix=f"dynmem-{self.path.stem}-behind")
+            self._behind = [f for f in self._behind if not f.done()]
+            self._behind.append(self._behind_pool.submit(run))
+
+    def settle(self) -> None:
+        """Wait until every write handed to :meth:`write_behind` so far is committed (or failed)."""
+        if getattr(self._behind_thread, "active", False) or getattr(self._behind_thread, "depth", 0):
+            # The deferred write itself reads and writes through _read and _write; an access nested in
+            # another settled when the outer one began (waiting here, holding the lock, would deadlock).
+            return
+        with self._behind_lock:
+            pending, self._behind = self._behind, []
+        for fut in pending:
+            fut.result()  # run() catches everything: this only waits
+
+    def behind_errors(self) -> list[BaseException]:
+        """The failures of deferred writes finished since the last call (cleared), without waiting."""
+        with self._behind_lock:
+            errors, self._behind_errors = self._behind_errors, []
+        return errors
+
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        """The lock of the file, after the deferred writes handed over before this access."""
+        self.settle()
+        with self._lock:
+            local = self._behind_thread
+            local.depth = getattr(local, "depth", 0) + 1
+            try:
+                yield
+            finally:
+                local.depth -= 1
+
     @contextmanager
     def _read(self, what: str) -> Iterator[sqlite3.Connection]:
-        with self._lock, translate_errors(what):
+        with self._held(), translate_errors(what):
             yield self.conn
 
     @contextmanager
@@ -219,7 +289,7 @@ class SqliteFile:
         mode the commit then survives a crash of the process (``kill -9``) but not of the machine,
         until the next ``fsync`` commit of this file (WAL frames are synced in order, so it also
         makes every earlier commit durable)."""
-        with self._lock, translate_errors(what):
+        with self._held(), translate_errors(what):
             conn = self.conn
             if not fsync:
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -242,7 +312,12 @@ class SqliteFile:
             raise StoreError(f"checkpoint of {str(self.path)!r} blocked by another reader")
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connection (idempotent), after the deferred writes."""
+        self.settle()
+        with self._behind_lock:
+            pool, self._behind_pool = self._behind_pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
         with self._lock:
             if self._conn is not None:
                 conn, self._conn = self._conn, None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -335,6 +336,7 @@ def test_a_live_recall_commits_its_credit_without_fsync_unless_asked(tmp_path: P
         store.conn.set_trace_callback(seen.append)
         res = pipe.recall(RecallRequest(project="shop", query="which port does the API listen on?"))
         assert res.memories, "the recall must inject the memory for its credit to be committed"
+        store.settle()  # the credit is committed after the reply
         relaxed = "PRAGMA synchronous = NORMAL" in seen
         assert relaxed is not credit_fsync
         seen.clear()
@@ -367,3 +369,38 @@ def test_a_recall_asks_the_global_engine_only_after_the_global_store_changed(pip
     res = pipe.recall(RecallRequest(project="shop", query="tabs or spaces in the repo?", passive=True))
     assert len(asked) == first + 1  # positive control: a change of the global store is asked for once
     assert any("tabs" in m.text for m in res.memories)  # and the new global memory is served
+
+
+def test_a_live_recall_replies_before_its_credit_is_committed_and_feedback_still_finds_it(tmp_path: Path) -> None:
+    import threading
+
+    rt = Runtime(tmp_path / "data", load_settings(), use_ray=False)
+    try:
+        pipe = Pipeline(rt)
+        pipe.remember(RememberRequest(project="shop", text="the API listens on port 9090"))
+        engine = rt.engine("shop").target
+        store = engine.store
+        gate = threading.Event()
+        apply = store.apply
+        committed: list[str | None] = []
+
+        def held_apply(effects: Any, *args: Any, **kwargs: Any) -> bool:
+            gate.wait(5)  # the commit cannot finish before the recall has replied
+            committed.append(effects.receipt)
+            return apply(effects, *args, **kwargs)
+
+        store.apply = held_apply
+        res = pipe.recall(RecallRequest(project="shop", query="which port does the API listen on?"))
+        assert res.memories and committed == []  # replied; the credit is not in the store yet
+        threading.Timer(0.05, gate.set).start()
+        # Feedback reads the receipt from the store: it waits for the commit and finds it.
+        assert [m.id for m in engine.injected(res.retrieval_id)] == [m.id for m in res.memories]
+        assert committed == ["recall:" + res.retrieval_id]
+        store.apply = apply
+        # A retry with the same retrieval id is credited once (positive control: one receipt, one commit).
+        before = engine.table.get(res.memories[0].id)
+        engine.recall(RecallRequest(project="shop", query="which port does the API listen on?"), res.retrieval_id)
+        store.settle()
+        assert engine.table.get(res.memories[0].id) == before
+    finally:
+        rt.shutdown()

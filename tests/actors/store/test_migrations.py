@@ -187,3 +187,75 @@ def test_failed_commit_is_rolled_back(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT INTO parent VALUES (1)")
         conn.execute("INSERT INTO child VALUES (1)")
     assert conn.execute("SELECT COUNT(*) FROM child").fetchone()[0] == 1
+
+
+def _count(thing: SqliteFile) -> int:
+    with thing._read("count") as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM t").fetchone()[0])
+
+
+def test_a_write_behind_is_seen_by_every_later_read(tmp_path: Path) -> None:
+    import threading
+
+    with _Thing(tmp_path / "thing.sqlite") as thing:
+        gate = threading.Event()
+
+        def slow_insert() -> None:
+            gate.wait(5)  # still running when the caller reads: the read must wait for it
+            with thing._write("insert") as conn:
+                conn.execute("INSERT INTO t VALUES (1)")
+
+        thing.write_behind(slow_insert, "test insert")
+        threading.Timer(0.05, gate.set).start()
+        assert _count(thing) == 1
+        assert thing.behind_errors() == []
+
+
+def test_write_behind_keeps_the_order_of_writes(tmp_path: Path) -> None:
+    with _Thing(tmp_path / "thing.sqlite") as thing:
+        def insert(i: int) -> None:
+            with thing._write("insert") as conn:
+                conn.execute("INSERT INTO t VALUES (?)", (i,))
+
+        for i in range(20):
+            thing.write_behind(lambda i=i: insert(i), "insert")
+        insert(20)  # an inline write after them lands after them
+        with thing._read("order") as conn:
+            assert [r[0] for r in conn.execute("SELECT x FROM t ORDER BY rowid")] == list(range(21))
+
+
+def test_a_failed_write_behind_is_kept_for_its_owner_not_raised_to_a_later_caller(tmp_path: Path) -> None:
+    with _Thing(tmp_path / "thing.sqlite") as thing:
+        def bad() -> None:
+            with thing._write("bad") as conn:
+                conn.execute("INSERT INTO nope VALUES (1)")
+
+        thing.write_behind(bad, "bad insert")
+        assert _count(thing) == 0  # a later read works: the failure is not its error
+        errors = thing.behind_errors()
+        assert len(errors) == 1 and isinstance(errors[0], StoreError)
+        assert thing.behind_errors() == []  # handed over once
+
+        def good() -> None:  # positive control: the file takes deferred writes again
+            with thing._write("good") as conn:
+                conn.execute("INSERT INTO t VALUES (2)")
+
+        thing.write_behind(good, "good insert")
+        assert _count(thing) == 1
+
+
+def test_close_waits_for_the_writes_behind(tmp_path: Path) -> None:
+    path = tmp_path / "thing.sqlite"
+    thing = _Thing(path)
+
+    def insert() -> None:
+        import time
+
+        time.sleep(0.05)
+        with thing._write("insert") as conn:
+            conn.execute("INSERT INTO t VALUES (3)")
+
+    thing.write_behind(insert, "insert")
+    thing.close()
+    with _Thing(path) as again:
+        assert _count(again) == 1
