@@ -64,6 +64,9 @@ class LogClient(ServiceClient[LogService]):
     def append(self, turns: Sequence[TurnIn]) -> list[tuple[Unit, bool]]:
         return self.ref.call(LogService.append, turns)
 
+    def submit_append(self, turns: Sequence[TurnIn]) -> Pending[list[tuple[Unit, bool]]]:
+        return self.ref.submit(LogService.append, turns)
+
     def units(self, ids: Sequence[str]) -> list[Unit]:
         return self.ref.call(LogService.units, list(ids))
 

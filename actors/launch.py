@@ -454,6 +454,19 @@ class Runtime:
         finally:
             self._lock.release()
 
+    def live_log(self, project: str) -> LogClient | None:
+        """The log of a project already live, without waiting (as :meth:`live_engine`)."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            client = self._logs.get(project)
+            if client is None or project not in self._last_used:
+                return None
+            self._touch(project)
+            return client
+        finally:
+            self._lock.release()
+
     def _touch(self, project: str) -> None:
         """Mark ``project`` used now; a project that becomes live may release the least recently used
         past the cap (a call on a live project never does: no job counts on the recall path)."""

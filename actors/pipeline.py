@@ -8,6 +8,7 @@ project's EngineActor in turn order; tensions are then judged by the Adjudicatio
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
@@ -112,26 +113,65 @@ class Pipeline:
 
     # ---- write path ------------------------------------------------------------------
     def observe(self, turns: Sequence[TurnIn]) -> list[ObserveAck]:
-        """Append turns to their projects' logs (durable before this returns)."""
-        acks: list[ObserveAck] = []
-        by_project: dict[str, list[TurnIn]] = {}
-        now_ms = self.rt.clock.now_ms()
-        for t in turns:  # every turn is checked before any is logged: never half a batch
-            self.check_turn(t, now_ms)
-            by_project.setdefault(t.project, []).append(t)
-        for project, batch in by_project.items():
+        """Append turns to their projects' logs (durable before this returns); one ack per turn, in order."""
+        by_project = self._by_project(turns)
+        acks: list[ObserveAck | None] = [None] * len(turns)
+        for project, idx in by_project.items():
             log = self.rt.log(project)
-            corrections: list[Unit] = []
-            for unit, created in log.append(batch):
-                acks.append(ObserveAck(unit_id=unit.id, project=project, turn=unit.turn, created=created))
-                # A user correction at the start of a turn is a miss signal ("no, it's ..."), read on
-                # the unit as stored (redacted), which the append returns: no second call to the log.
-                if created and is_correction(unit.user):
-                    corrections.append(unit)
-            for unit in corrections:
-                repair.signal(log, "correction", unit.user, bound_turn=unit.turn + 1, session=unit.session,
-                              daily_cap=self.rt.settings.repair.daily_cap)
-        return acks
+            self._signal_corrections(log, self._fill_acks(acks, project, idx, log.append([turns[i] for i in idx])))
+        return [a for a in acks if a is not None]
+
+    async def observe_async(self, turns: Sequence[TurnIn], offload: Offload) -> list[ObserveAck]:
+        """:meth:`observe` on an event loop: the log actors of live projects are called and their
+        acknowledgements awaited on the loop, so no thread waits for them (the sidecar's group
+        commit, issue 15); anything else (a project to open, an in-process runtime, a log actor
+        being restarted, a correction to signal) runs the blocking path through ``offload``."""
+        by_project = self._by_project(turns)
+        live = {project: self.rt.live_log(project) for project in by_project}
+        logs = {project: log for project, log in live.items() if log is not None and log.remote}
+        if len(logs) < len(by_project):
+            return await offload(lambda: self.observe(turns))
+        pending = {project: log.submit_append([turns[i] for i in by_project[project]]) for project, log in logs.items()}
+        acks: list[ObserveAck | None] = [None] * len(turns)
+        for project, idx in by_project.items():
+            try:
+                stored = await Ref.result_async(pending[project])
+            except ActorDied:  # being restarted: the blocking path waits for it (append is idempotent)
+                stored = await offload(functools.partial(self._append, project, [turns[i] for i in idx]))
+            corrections = self._fill_acks(acks, project, idx, stored)
+            if corrections:
+                await offload(functools.partial(self._signal_corrections, logs[project], corrections))
+        return [a for a in acks if a is not None]
+
+    def _append(self, project: str, turns: Sequence[TurnIn]) -> list[tuple[Unit, bool]]:
+        return self.rt.log(project).append(turns)
+
+    def _by_project(self, turns: Sequence[TurnIn]) -> dict[str, list[int]]:
+        """The positions of the turns of each project; every turn is checked before any is
+        logged (never half a batch)."""
+        now_ms = self.rt.clock.now_ms()
+        by_project: dict[str, list[int]] = {}
+        for i, t in enumerate(turns):
+            self.check_turn(t, now_ms)
+            by_project.setdefault(t.project, []).append(i)
+        return by_project
+
+    @staticmethod
+    def _fill_acks(acks: list[ObserveAck | None], project: str, idx: Sequence[int],
+                   stored: Sequence[tuple[Unit, bool]]) -> list[Unit]:
+        """Put each stored turn's ack at its turn's position; returns the new units that open with
+        a user correction ("no, it's ..."), a miss signal read on the unit as stored (redacted)."""
+        corrections: list[Unit] = []
+        for i, (unit, created) in zip(idx, stored, strict=True):
+            acks[i] = ObserveAck(unit_id=unit.id, project=project, turn=unit.turn, created=created)
+            if created and is_correction(unit.user):
+                corrections.append(unit)
+        return corrections
+
+    def _signal_corrections(self, log: LogClient, corrections: Sequence[Unit]) -> None:
+        for unit in corrections:
+            repair.signal(log, "correction", unit.user, bound_turn=unit.turn + 1, session=unit.session,
+                          daily_cap=self.rt.settings.repair.daily_cap)
 
     def check_turn(self, t: TurnIn, now_ms: int | None = None) -> None:
         """Raise the input error a turn would meet in :meth:`observe` (name, sizes, time)."""

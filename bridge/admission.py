@@ -7,9 +7,9 @@ group commit of observes.
   anything is done, so a refused request never changed anything and may simply be sent again.
   Accepted calls therefore wait at most ``max_wait_s`` for their turn, however many clients
   there are (a closed loop of N clients otherwise waits N / throughput, Little's law).
-* :class:`ObserveBatcher` gives concurrent observes one ``append`` (one SQLite transaction, one
+* :class:`GroupCommit` gives concurrent observes one ``append`` (one SQLite transaction, one
   fsync) instead of one each: the turns that arrive while a batch is being written form the
-  next batch. Each caller still gets its own acknowledgement, only after its turn is durable,
+  next batch, on the event loop. Each caller still gets its own acknowledgement, only after its turn is durable,
   and its own error.
 * :attr:`Gate.busy` tells the background worker that a foreground call is in flight, so that
   extraction yields to recalls and observes (bridge/server.py).
@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Generic, TypeVar
 
@@ -90,104 +89,117 @@ class Gate:
             self._slots.release()
 
 
-class ObserveBatcher(Generic[T, R]):
-    """Group commit: the items submitted while a batch is written go together in the next one.
+class GroupCommit(Generic[T, R]):
+    """Group commit on the event loop: the items submitted while a batch is written go together in
+    the next one (one ``append``, one SQLite transaction, one fsync for all of them).
 
-    ``write`` takes a list of items and returns one result per item, in order. If a batch fails
-    with an error of the project (a request id reused with other content, say), its items are
-    written one by one, so that each caller gets its own result or error. At most
-    ``max_pending`` items wait; beyond that :meth:`submit` refuses with :class:`Overloaded`.
+    ``write`` takes a list of items and returns (awaitably) one result per item, in order. It runs
+    on the loop, so that a caller's item goes to the log actor and its acknowledgement comes back
+    with no thread in between (issue 15). If a batch fails with an error of the project (a request
+    id reused with other content, say), its items are written one by one, so that each caller gets
+    its own result or error. At most ``max_pending`` items wait; beyond that :meth:`submit` refuses
+    with :class:`Overloaded`. A caller that gives up (``timeout_s``, or its request cancelled) while
+    its item still waits is left out of the next batch: never written, never acknowledged.
     """
 
-    def __init__(self, write: Callable[[list[T]], Sequence[R]], max_batch: int = 256, max_pending: int = 2048,
-                 timeout_s: float = 120.0) -> None:
+    def __init__(self, write: Callable[[list[T]], Awaitable[Sequence[R]]], max_batch: int = 256,
+                 max_pending: int = 2048, timeout_s: float = 120.0) -> None:
         self._write = write
         self.max_batch, self.max_pending, self.timeout_s = max_batch, max_pending, timeout_s
-        self._queue: list[tuple[T, concurrent.futures.Future[R]]] = []
-        self._cv = threading.Condition()
+        self._queue: list[tuple[T, asyncio.Future[R]]] = []
+        self._writer: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
         self.batches = 0
-        self._thread = threading.Thread(target=self._run, name="dynmem-observe-batcher", daemon=True)
-        self._thread.start()
 
     @property
     def busy(self) -> bool:
-        with self._cv:
-            return bool(self._queue)
+        """Whether items wait or a batch is being written (read by the background worker's thread)."""
+        return bool(self._queue) or self._writer is not None
 
-    def submit(self, item: T) -> R:
+    async def submit(self, item: T) -> R:
         """Write ``item`` (with whatever else is waiting) and return its result once durable."""
-        fut = self._enqueue(item)
+        if self._stopping:
+            raise ServiceUnavailable("the memory sidecar is stopping")
+        if len(self._queue) >= self.max_pending:
+            raise Overloaded(f"the memory sidecar is busy ({len(self._queue)} observes waiting to be written); "
+                             f"retry in {Overloaded.retry_after_s} s")
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[R] = loop.create_future()
+        self._queue.append((item, fut))
+        if self._writer is None:
+            self._loop = loop
+            self._writer = loop.create_task(self._drain())
         try:
-            return fut.result(timeout=self.timeout_s)
-        except concurrent.futures.TimeoutError as exc:  # not acknowledged: the client sends it again (idempotent)
-            raise self._late() from exc
+            return await asyncio.wait_for(asyncio.shield(fut), timeout=self.timeout_s)
+        except TimeoutError as exc:  # not acknowledged: the client sends it again (idempotent)
+            fut.cancel()  # left out if still waiting; a batch already being written is written all the same
+            raise ServiceUnavailable(f"the turn was not written within {self.timeout_s:g} s; send it again") from exc
+        except asyncio.CancelledError:
+            fut.cancel()
+            raise
 
-    async def submit_async(self, item: T) -> R:
-        """:meth:`submit` awaited on an event loop: the writer thread wakes the loop when the item
-        is durable, so no thread of the caller's waits for it (one thread hop less each way)."""
-        fut = self._enqueue(item)
+    async def _drain(self) -> None:
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=self.timeout_s)
-        except TimeoutError as exc:  # cancelled if still waiting: then never written nor acknowledged
-            raise self._late() from exc
-
-    def _late(self) -> ServiceUnavailable:
-        return ServiceUnavailable(f"the turn was not written within {self.timeout_s:g} s; send it again")
-
-    def _enqueue(self, item: T) -> concurrent.futures.Future[R]:
-        fut: concurrent.futures.Future[R] = concurrent.futures.Future()
-        with self._cv:
-            if self._stopping:
-                raise ServiceUnavailable("the memory sidecar is stopping")
-            if len(self._queue) >= self.max_pending:
-                raise Overloaded(f"the memory sidecar is busy ({len(self._queue)} observes waiting to be written); "
-                                 f"retry in {Overloaded.retry_after_s} s")
-            self._queue.append((item, fut))
-            self._cv.notify()
-        return fut
-
-    def _run(self) -> None:
-        while True:
-            with self._cv:
-                while not self._queue and not self._stopping:
-                    self._cv.wait()
-                if not self._queue:
-                    return
+            while self._queue:
                 batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
-            # From here a caller's future can no longer be cancelled; one already cancelled (its
-            # caller timed out waiting and was told to send the turn again) is left out.
-            batch = [(item, fut) for item, fut in batch if fut.set_running_or_notify_cancel()]
-            if batch:
-                self._flush(batch)
+                batch = [(item, fut) for item, fut in batch if not fut.done()]  # done here: its caller gave up
+                if batch:
+                    await self._flush(batch)
+        finally:  # no await between the last look at the queue and this: a new item starts a new writer
+            self._writer = None
 
-    def _flush(self, batch: list[tuple[T, concurrent.futures.Future[R]]]) -> None:
+    async def _flush(self, batch: list[tuple[T, asyncio.Future[R]]]) -> None:
         self.batches += 1
         try:
-            results = self._write([item for item, _ in batch])
+            results = await self._write([item for item, _ in batch])
         except DynmemError as exc:
             if len(batch) == 1:
-                batch[0][1].set_exception(exc)
+                _settle(batch[0][1], error=exc)
                 return
             for item, fut in batch:  # one item's error must not become everyone's
                 try:
-                    fut.set_result(self._write([item])[0])
+                    _settle(fut, (await self._write([item]))[0])
                 except Exception as one:  # delivered to that caller
-                    fut.set_exception(one)
+                    _settle(fut, error=one)
             return
         except Exception as exc:  # an unexpected failure: every caller hears of it, none is acknowledged
             for _, fut in batch:
-                fut.set_exception(exc)
+                _settle(fut, error=exc)
             return
         for (_, fut), res in zip(batch, results, strict=True):
-            fut.set_result(res)
+            _settle(fut, res)
+
+    async def aclose(self, timeout_s: float = 10.0) -> None:
+        """Refuse new items and wait (at most ``timeout_s``) for the ones already taken."""
+        self._stopping = True
+        if self._writer is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._writer), timeout=timeout_s)
+            except TimeoutError:
+                pass
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        """Write what is queued, then stop the thread."""
-        with self._cv:
-            self._stopping = True
-            self._cv.notify_all()
-        self._thread.join(timeout_s)
+        """:meth:`aclose` from a thread other than the loop's (the sidecar's stop, tests). A loop
+        that has ended has no item left: its requests were answered before it stopped."""
+        self._stopping = True
+        loop = self._loop
+        if loop is None or self._writer is None or loop.is_closed() or not loop.is_running():
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self.aclose(timeout_s), loop).result(timeout_s + 1.0)
+        except (concurrent.futures.TimeoutError, RuntimeError):
+            pass
+
+
+def _settle(fut: asyncio.Future[R], value: R | None = None, error: BaseException | None = None) -> None:
+    """Give a caller its result or error, unless it gave up waiting."""
+    if fut.done():
+        return
+    if error is not None:
+        fut.set_exception(error)
+    else:
+        fut.set_result(value)  # type: ignore[arg-type]
 
 
 def wait_while(busy: Callable[[], bool], max_s: float, step_s: float = 0.01) -> float:

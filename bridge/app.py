@@ -15,13 +15,14 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from actors.pipeline import Pipeline
 from bridge import wire
-from bridge.admission import Gate, ObserveBatcher
+from bridge.admission import Gate, GroupCommit
 from bridge.api_docs import install_api_docs
 from bridge.auth import Tokens
 from bridge.inspector import RecentRecalls, mount_inspector
@@ -203,8 +204,8 @@ def create_app(pipe: Pipeline, data_dir: Path, on_observe: Callable[[str], None]
     recent = RecentRecalls()  # what /v1/recall served lately, for the inspector's memory pages
     admission = pipe.rt.settings.admission
     gates = admission_gates(admission)
-    observer: ObserveBatcher[TurnIn, Any] = ObserveBatcher(lambda turns: pipe.observe(turns),
-                                                           max_pending=admission.observe_max_pending)
+    observer: GroupCommit[TurnIn, Any] = GroupCommit(lambda turns: pipe.observe_async(turns, run_in_threadpool),
+                                                     max_pending=admission.observe_max_pending)
     app = FastAPI(title="dynamics-memory", version=VERSION,
                   description="Long-term project memory for coding agents. Every route but /v1/health needs a bearer token.",
                   responses=ERROR_RESPONSES, docs_url=None, redoc_url=None)

@@ -17,7 +17,7 @@ from pydantic import AfterValidator
 
 from actors.pipeline import Pipeline
 from bridge import wire
-from bridge.admission import ObserveBatcher
+from bridge.admission import GroupCommit
 from bridge.auth import Tokens
 from bridge.inspector import RecentRecalls
 from engine import errors as E
@@ -34,7 +34,7 @@ class Bridge:
     tokens: Tokens
     recent: RecentRecalls  # what /v1/recall served lately, for the inspector's memory pages
     on_observe: Callable[[str], None]  # wakes the background worker for a project
-    observer: ObserveBatcher[TurnIn, Any]  # observes written together (group commit, bridge/admission.py)
+    observer: GroupCommit[TurnIn, Any]  # observes written together on the loop (bridge/admission.py)
 
 
 async def bridge(request: Request) -> Bridge:

@@ -13,8 +13,8 @@ from engine.models import TurnIn
 router = APIRouter(tags=["turns"])
 
 
-# observe and recall are ``async``: they run on the event loop and await the write (the batcher's
-# thread) or the engine actor's answer, where a plain ``def`` route would hold a thread of the
+# observe and recall are ``async``: they run on the event loop and await the log actor's
+# acknowledgement (the group commit of bridge/admission.py) or the engine actor's answer, where a plain ``def`` route would hold a thread of the
 # pool waiting for it (two thread hops more per request, issue 15). Their blocking parts
 # (opening a project, an in-process runtime) go to the thread pool.
 @router.post("/v1/observe", response_model=wire.ObserveReply)
@@ -23,7 +23,7 @@ async def observe(body: wire.ObserveBody, ctx: Ctx) -> wire.ObserveReply:
     turn = TurnIn(project=body.project, session=body.session, user=body.user, assistant=body.assistant,
                   ts_ms=ts_ms, request_id=body.request_id)
     ctx.pipe.check_turn(turn)  # a bad turn is refused here, never in a batch with others
-    ack = await ctx.observer.submit_async(turn)  # durable once this returns (written with the observes waiting now)
+    ack = await ctx.observer.submit(turn)  # durable once this returns (written with the observes waiting now)
     ctx.on_observe(body.project)
     return wire.ObserveReply(unit_id=ack.unit_id, turn=ack.turn, created=ack.created)
 

@@ -404,3 +404,32 @@ def test_a_live_recall_replies_before_its_credit_is_committed_and_feedback_still
         assert engine.table.get(res.memories[0].id) == before
     finally:
         rt.shutdown()
+
+
+def _turn(project: str, rid: str, user: str) -> TurnIn:
+    return TurnIn(project=project, session="s", user=user, assistant="ok", request_id=rid)
+
+
+def test_a_batch_of_several_projects_is_acknowledged_turn_by_turn_in_order(pipe: Pipeline) -> None:
+    """The group commit of the sidecar writes the observes of several agents in one batch: each
+    caller's ack must be its own turn's (before, the acks came grouped by project)."""
+    turns = [_turn("a", "a1", "the api listens on port 8080"), _turn("b", "b1", "we use pnpm"),
+             _turn("a", "a2", "deploys go out on fridays")]
+    acks = pipe.observe(turns)
+    assert [(ack.project, ack.turn) for ack in acks] == [("a", 1), ("b", 1), ("a", 2)]
+    assert [u.user for u in pipe.rt.log("a").units([acks[0].unit_id, acks[2].unit_id])] == [turns[0].user, turns[2].user]
+
+
+def test_observe_on_an_event_loop_takes_the_blocking_path_in_process(pipe: Pipeline) -> None:
+    import asyncio
+
+    offloaded: list[str] = []
+
+    async def offload(fn: Any) -> Any:
+        offloaded.append("call")
+        return fn()
+
+    turns = [_turn("a", "a1", "the api listens on port 8080"), _turn("b", "b1", "we use pnpm")]
+    acks = asyncio.run(pipe.observe_async(turns, offload))
+    assert [(a.project, a.turn, a.created) for a in acks] == [("a", 1, True), ("b", 1, True)]
+    assert offloaded == ["call"]  # an in-process runtime has no actor to await

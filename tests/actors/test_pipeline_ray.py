@@ -63,3 +63,42 @@ def test_restarted_graph_recalls_the_same_memories(ray_pipe) -> None:
     assert after.context == before.context and not before.abstained
     # Opened from them (same content token), so the second close had nothing to write again.
     assert [p.stat().st_mtime_ns for p in snapshots] == written
+
+
+def test_observe_awaited_on_a_loop_writes_through_the_log_actors_of_live_projects(ray_pipe) -> None:
+    """The sidecar's observe path on Ray: the log actors' acknowledgements are awaited on the loop
+    (no offload once a project is live), in the order of the turns, with corrections signalled and
+    a reused request id refused for its own caller only."""
+    import asyncio
+
+    from engine.errors import Conflict
+    from engine.models import TurnIn
+
+    pipe, rt, _ = ray_pipe
+
+    def turn(project: str, rid: str, user: str) -> TurnIn:
+        return TurnIn(project=project, session="s", user=user, assistant="ok", request_id=rid)
+
+    offloaded: list[str] = []
+
+    async def offload(fn):
+        offloaded.append("call")
+        return fn()
+
+    async def scenario() -> None:
+        first = await pipe.observe_async([turn("a", "a0", "hello"), turn("b", "b0", "hello")], offload)
+        assert offloaded == ["call"] and [a.turn for a in first] == [1, 1]  # opening the projects: blocking path
+        acks = await pipe.observe_async([turn("a", "a1", "the api listens on port 8080"),
+                                         turn("b", "b1", "we use pnpm for packages"),
+                                         turn("a", "a2", "no, it's port 9090 actually")], offload)
+        assert offloaded == ["call", "call"]  # only the correction's signal left the loop
+        assert [(a.project, a.turn, a.created) for a in acks] == [("a", 2, True), ("b", 2, True), ("a", 3, True)]
+        again = await pipe.observe_async([turn("a", "a1", "the api listens on port 8080")], offload)
+        assert again[0].created is False and again[0].unit_id == acks[0].unit_id  # idempotent on the request id
+        with pytest.raises(Conflict):
+            await pipe.observe_async([turn("a", "a1", "other content")], offload)
+
+    asyncio.run(scenario())
+    assert [u.user for u in rt.log("a").units(["u2", "u3"])] == ["the api listens on port 8080",
+                                                                 "no, it's port 9090 actually"]
+    assert rt.log("a").jobs(kind="repair"), "the correction queued a repair job"

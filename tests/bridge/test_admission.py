@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from actors.launch import Runtime
 from actors.pipeline import Pipeline
-from bridge.admission import Gate, ObserveBatcher
+from bridge.admission import Gate, GroupCommit
 from bridge.app import create_app
 from bridge.auth import TOKEN_FILE
 from engine.errors import Conflict, Overloaded, ServiceUnavailable
@@ -88,113 +88,134 @@ def test_a_waiting_caller_gets_the_slot_when_it_frees_or_is_refused_after_its_wa
 
 
 # ---- group commit ----------------------------------------------------------------------------
-def test_observes_that_arrive_during_a_write_share_the_next_one() -> None:
-    release = threading.Event()
-    batches: list[list[str]] = []
+class _Writes:
+    """A ``write`` for :class:`GroupCommit` that records its batches; a batch holding ``hold`` waits
+    until :meth:`release` (the others queue up meanwhile)."""
 
-    def write(items: Sequence[str]) -> list[str]:
-        batches.append(list(items))
-        if len(batches) == 1:
-            release.wait(WAIT_S)  # the first write is slow: the others queue up meanwhile
+    def __init__(self, hold: str | None = None, fail_on: str | None = None) -> None:
+        self.batches: list[list[str]] = []
+        self.hold, self.fail_on = hold, fail_on
+        self.released = asyncio.Event()
+
+    async def __call__(self, items: Sequence[str]) -> list[str]:
+        self.batches.append(list(items))
+        if self.fail_on in items:
+            raise Conflict("request id reused with other content")
+        if self.hold in items:
+            await self.released.wait()
         return [f"ack {x}" for x in items]
 
-    batcher: ObserveBatcher[str, str] = ObserveBatcher(write)
-    results: dict[str, str] = {}
+    def release(self) -> None:
+        self.released.set()
 
-    def submit(x: str) -> None:
-        results[x] = batcher.submit(x)
 
-    threads = [threading.Thread(target=submit, args=("t1",))]
-    threads[0].start()
-    _wait_for(lambda: len(batches) == 1)
-    for x in ("t2", "t3", "t4"):
-        threads.append(threading.Thread(target=submit, args=(x,)))
-        threads[-1].start()
-    _wait_for(lambda: len(batcher._queue) == 3)
-    release.set()
-    for t in threads:
-        t.join(WAIT_S)
-    assert batches[0] == ["t1"] and sorted(batches[1]) == ["t2", "t3", "t4"] and len(batches) == 2
-    assert results == {x: f"ack {x}" for x in ("t1", "t2", "t3", "t4")}
-    batcher.stop()
+async def _until(cond: Any) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not cond():
+        assert time.monotonic() < deadline, "the other task never got there"
+        await asyncio.sleep(0.001)
+
+
+def test_observes_that_arrive_during_a_write_share_the_next_one() -> None:
+    async def scenario() -> None:
+        write = _Writes(hold="t1")
+        commit: GroupCommit[str, str] = GroupCommit(write)
+        first = asyncio.create_task(commit.submit("t1"))
+        await _until(lambda: len(write.batches) == 1)
+        rest = [asyncio.create_task(commit.submit(x)) for x in ("t2", "t3", "t4")]
+        await _until(lambda: len(commit._queue) == 3)
+        assert commit.busy
+        write.release()
+        assert await first == "ack t1"
+        assert [await t for t in rest] == ["ack t2", "ack t3", "ack t4"]  # each caller its own ack
+        assert write.batches == [["t1"], ["t2", "t3", "t4"]]
+        await _until(lambda: not commit.busy)  # positive control of busy above
+
+    asyncio.run(scenario())
 
 
 def test_one_callers_error_in_a_batch_is_its_own() -> None:
-    def write(items: Sequence[str]) -> list[str]:
-        if "bad" in items:
-            raise Conflict("request id reused with other content")
-        return [f"ack {x}" for x in items]
-
-    batcher: ObserveBatcher[str, str] = ObserveBatcher(write)
-    batch = [("a", None), ("bad", None), ("b", None)]
-    import concurrent.futures
-
-    futs: list[concurrent.futures.Future[str]] = [concurrent.futures.Future() for _ in batch]
-    batcher._flush([(x, f) for (x, _), f in zip(batch, futs, strict=True)])
-    assert futs[0].result() == "ack a" and futs[2].result() == "ack b"
-    with pytest.raises(Conflict):
-        futs[1].result()
-    batcher.stop()
-
-
-def test_a_full_observe_queue_refuses_and_a_stopped_batcher_writes_what_waits() -> None:
-    gate = threading.Event()
-    written: list[str] = []
-
-    def write(items: Sequence[str]) -> list[str]:
-        gate.wait(WAIT_S)
-        written.extend(items)
-        return list(items)
-
-    batcher: ObserveBatcher[str, str] = ObserveBatcher(write, max_pending=1)
-    first = threading.Thread(target=batcher.submit, args=("in the write",))
-    first.start()
-    _wait_for(lambda: not batcher._queue and batcher.batches == 1)
-    second = threading.Thread(target=batcher.submit, args=("waiting",))
-    second.start()
-    _wait_for(lambda: len(batcher._queue) == 1)
-    with pytest.raises(Overloaded):
-        batcher.submit("one too many")
-    gate.set()
-    batcher.stop()
-    first.join(WAIT_S)
-    second.join(WAIT_S)
-    assert written == ["in the write", "waiting"]
-
-
-def test_an_awaited_observe_is_acknowledged_once_written_and_a_timed_out_one_is_never_written() -> None:
-    """``submit_async`` (the observe route on the event loop): the caller gets its own result once
-    its item is written; a caller that gave up waiting (told to send the turn again) while its item
-    still queued behind a slow write is left out of the next batch."""
-    gate = threading.Event()
-    written: list[str] = []
-
-    def write(items: Sequence[str]) -> list[str]:
-        if "slow" in items:
-            gate.wait(WAIT_S)
-        written.extend(items)
-        return [f"ack {x}" for x in items]
-
-    batcher: ObserveBatcher[str, str] = ObserveBatcher(write, timeout_s=0.2)
-
     async def scenario() -> None:
-        assert await batcher.submit_async("fast") == "ack fast"  # positive control: acknowledged once written
-        def hold_the_writer() -> None:  # a sync caller whose write is slow (it times out too: written all the same)
-            with pytest.raises(ServiceUnavailable):
-                batcher.submit("slow")
-
-        slow = threading.Thread(target=hold_the_writer)
-        slow.start()
-        _wait_for(lambda: batcher.batches == 2)
-        with pytest.raises(ServiceUnavailable):
-            await batcher.submit_async("given up")  # queued behind the slow write past timeout_s
-        gate.set()
-        slow.join(WAIT_S)
-        assert await batcher.submit_async("after") == "ack after"
+        write = _Writes(hold="hold", fail_on="bad")
+        commit: GroupCommit[str, str] = GroupCommit(write)
+        first = asyncio.create_task(commit.submit("hold"))
+        await _until(lambda: len(write.batches) == 1)
+        tasks = [asyncio.create_task(commit.submit(x)) for x in ("a", "bad", "b")]
+        await _until(lambda: len(commit._queue) == 3)
+        write.release()
+        await first
+        assert await tasks[0] == "ack a" and await tasks[2] == "ack b"
+        with pytest.raises(Conflict):
+            await tasks[1]
+        assert write.batches[1] == ["a", "bad", "b"]  # written together first, then one by one
 
     asyncio.run(scenario())
-    batcher.stop()
-    assert written == ["fast", "slow", "after"]
+
+
+def test_a_full_observe_queue_refuses_and_a_stopped_commit_writes_what_waits() -> None:
+    async def scenario() -> None:
+        write = _Writes(hold="in the write")
+        commit: GroupCommit[str, str] = GroupCommit(write, max_pending=1)
+        first = asyncio.create_task(commit.submit("in the write"))
+        await _until(lambda: len(write.batches) == 1 and not commit._queue)
+        second = asyncio.create_task(commit.submit("waiting"))
+        await _until(lambda: len(commit._queue) == 1)
+        with pytest.raises(Overloaded):
+            await commit.submit("one too many")
+        closing = asyncio.create_task(commit.aclose())
+        await asyncio.sleep(0)
+        with pytest.raises(ServiceUnavailable):
+            await commit.submit("after the stop")  # refused: the sidecar is stopping
+        write.release()
+        await closing
+        assert await first == "ack in the write" and await second == "ack waiting"
+        assert write.batches == [["in the write"], ["waiting"]]
+
+    asyncio.run(scenario())
+
+
+def test_a_timed_out_observe_is_never_written_and_the_next_one_is() -> None:
+    """A caller that gave up waiting (told to send the turn again) while its item still queued
+    behind a slow write is left out of the next batch; the write it was behind still lands."""
+    async def scenario() -> None:
+        write = _Writes(hold="slow")
+        commit: GroupCommit[str, str] = GroupCommit(write, timeout_s=0.2)
+        assert await commit.submit("fast") == "ack fast"  # positive control: acknowledged once written
+        slow = asyncio.create_task(commit.submit("slow"))
+        await _until(lambda: len(write.batches) == 2)
+        with pytest.raises(ServiceUnavailable):
+            await commit.submit("given up")  # queued behind the slow write past timeout_s
+        with pytest.raises(ServiceUnavailable):
+            await slow  # timed out too, but already being written: written all the same
+        write.release()
+        await _until(lambda: not commit.busy)
+        assert await commit.submit("after") == "ack after"
+        assert write.batches == [["fast"], ["slow"], ["after"]]
+
+    asyncio.run(scenario())
+
+
+def test_stop_from_another_thread_waits_for_the_batch_being_written() -> None:
+    """The sidecar stops the commit from a thread of its own: the batch in the write is finished
+    and acknowledged first; after the loop has ended, stop returns at once."""
+    write = _Writes(hold="last")
+    commit: GroupCommit[str, str] = GroupCommit(write)
+    loop = asyncio.new_event_loop()
+    runner = threading.Thread(target=loop.run_forever, daemon=True)
+    runner.start()
+    acked = asyncio.run_coroutine_threadsafe(commit.submit("last"), loop)
+    _wait_for(lambda: len(write.batches) == 1)
+    stopper = threading.Thread(target=commit.stop)
+    stopper.start()
+    time.sleep(0.05)
+    assert stopper.is_alive() and not acked.done()  # stop waits for the write
+    loop.call_soon_threadsafe(write.release)
+    stopper.join(WAIT_S)
+    assert acked.result(WAIT_S) == "ack last" and not stopper.is_alive()
+    loop.call_soon_threadsafe(loop.stop)
+    runner.join(WAIT_S)
+    loop.close()
+    commit.stop()  # the loop is gone: nothing to wait for
 
 
 # ---- over HTTP -------------------------------------------------------------------------------
