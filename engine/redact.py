@@ -12,6 +12,11 @@ Two rules make :func:`redact` idempotent by construction:
 - :func:`redact` repeats until no detector fires, so text uncovered by one pass (for
   example an assignment whose value was a provider token) is handled in the same call.
 
+Most detectors cannot fire without some literal (a provider prefix, a secret word, a
+separator): each carries such a precheck, and is skipped on text that fails it (the results
+are those of running every detector: ``eval/perf/redact_reference.py`` and
+``tests/engine/test_redact_equivalence.py``).
+
 Detectors favour precision on ordinary developer text: ports, versions, short git SHAs,
 UUIDs, paths and prose such as "password policy" are left alone. Generic assignments
 (``token = ...``) only fire when the key *ends* with a secret word, so ``max_tokens=512``
@@ -37,6 +42,9 @@ _SECRET_WORD = (
     r"(?:api|access|secret|private|signing|encryption|master|account|auth)[_-]?key|apikey)"
 )
 _KEY = rf"[A-Za-z0-9_.-]*{_SECRET_WORD}"
+# Every _KEY contains one of these (password, passwd -> 'passw'; credentials? -> 'credential';
+# every ...key alternative, apikey included, -> 'key'): the precheck of the assignment detectors.
+_KEY_NEEDLES = "passw|passphrase|secret|token|credential|key"
 # Unquoted values stop at whitespace, quotes and the usual delimiters of URLs, INI, JSON.
 _BARE = r"[^\s'\"`;&,<>)\]}]+"
 
@@ -52,13 +60,46 @@ class SecretHit(NamedTuple):
 class _Detector(NamedTuple):
     kind: str
     pattern: re.Pattern[str]
+    # Prechecks: each a NECESSARY condition for a match, so a detector whose precheck fails is
+    # skipped without changing any result (see _raw_hits). ``needs``: every group must have one
+    # of its needles in the text (the case-folded text for a (?i) pattern, see _fold);
+    # ``digit``: the text has a \d character (Unicode, as the pattern's \d).
+    needs: tuple[tuple[str, ...], ...] = ()
+    digit: bool = False
+    folded: bool = False
 
 
-def _d(kind: str, pattern: str, flags: int = 0) -> _Detector:
-    return _Detector(kind, re.compile(pattern, flags))
+def _d(kind: str, pattern: str, *needs: str, digit: bool = False) -> _Detector:
+    """A detector; each of ``needs`` is a group of needles separated by ``|``, one of which must occur."""
+    compiled = re.compile(pattern)
+    folded = bool(compiled.flags & re.IGNORECASE)
+    groups = tuple(tuple(group.split("|")) for group in needs)
+    if folded and any(n != _fold(n) for g in groups for n in g):
+        raise ValueError(f"{kind}: the needles of a (?i) pattern must be folded (lower case)")
+    return _Detector(kind, compiled, groups, digit, folded)
+
+
+# Case folding for the needles of (?i) patterns. Python's re, ignoring case, matches an ASCII
+# letter with itself, its other case and four non-ASCII characters: U+0130 'İ' and U+0131 'ı'
+# match 'i', U+017F 'ſ' matches 's', U+212A (Kelvin sign) matches 'k' (found by trying every
+# code point; tests/engine/test_redact_equivalence.py checks it again).
+# str.lower() maps all of them to their letter except 'İ' (to 'i' + a combining dot), 'ı' and
+# 'ſ', so those three are translated first. A (?i) match of a lower-case needle then implies
+# the needle is in the folded text; str.lower() may add characters elsewhere, never remove one.
+_FOLD_FIX = {0x130: "i", 0x131: "i", 0x17F: "s"}
+
+
+def _fold(text: str) -> str:
+    if text.isascii() or not ("\u0130" in text or "\u0131" in text or "\u017f" in text):
+        return text.lower()
+    return text.translate(_FOLD_FIX).lower()
 
 
 # Order is priority: when hits overlap, their union is redacted under the kind listed first.
+# The needles after a pattern are its prechecks (see _Detector): unless a comment says
+# otherwise, each needle group lists literals one of which every match contains (a provider
+# prefix, the alternatives of a keyword, a separator the pattern requires). Groups are tried
+# in order, so the cheaper or rarer come first.
 _DETECTORS: tuple[_Detector, ...] = (
     _d(
         "private_key",
@@ -66,93 +107,109 @@ _DETECTORS: tuple[_Detector, ...] = (
         r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
         # no END (a pasted or truncated key): the base64 lines and headers that follow
         r"|(?:[ \t]*\r?\n(?:[A-Za-z0-9-]+:[^\n]*|[A-Za-z0-9+/=]+))*)",
+        "-----BEGIN ",
     ),
-    _d("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+    _d("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b", "AKIA|ASIA|ABIA|ACCA|A3T"),
     _d(
         "aws_secret_access_key",
         r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*(?:=|:|=>)\s*[\"']?"
         r"(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+        "aws", "secret",
     ),
-    _d("github_token", rf"{_L}(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{{36,255}}{_R}"),
-    _d("github_token", rf"{_L}github_pat_[A-Za-z0-9_]{{22,255}}{_R}"),
-    _d("gitlab_token", rf"{_L}gl(?:pat|dt|rt|ptt)-{_B64URL}{{20,}}{_R}"),
-    _d("npm_token", rf"{_L}npm_[A-Za-z0-9]{{36}}{_R}"),
-    _d("pypi_token", rf"{_L}pypi-AgE{_B64URL}{{50,}}{_R}"),
-    _d("slack_token", rf"{_L}xox[abposr]-[A-Za-z0-9-]{{10,}}{_R}"),
-    _d("slack_token", rf"{_L}xapp-\d-[A-Za-z0-9-]{{10,}}{_R}"),
-    _d("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}"),
+    _d("github_token", rf"{_L}(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{{36,255}}{_R}", "ghp_|gho_|ghu_|ghs_|ghr_"),
+    _d("github_token", rf"{_L}github_pat_[A-Za-z0-9_]{{22,255}}{_R}", "github_pat_"),
+    _d("gitlab_token", rf"{_L}gl(?:pat|dt|rt|ptt)-{_B64URL}{{20,}}{_R}", "glpat-|gldt-|glrt-|glptt-"),
+    _d("npm_token", rf"{_L}npm_[A-Za-z0-9]{{36}}{_R}", "npm_"),
+    _d("pypi_token", rf"{_L}pypi-AgE{_B64URL}{{50,}}{_R}", "pypi-AgE"),
+    _d("slack_token", rf"{_L}xox[abposr]-[A-Za-z0-9-]{{10,}}{_R}", "xox"),
+    _d("slack_token", rf"{_L}xapp-\d-[A-Za-z0-9-]{{10,}}{_R}", "xapp-"),
+    _d("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}",
+       "https://hooks.slack.com/"),
     _d(
         "discord_webhook",
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}",
+        ".com/api/webhooks/",
     ),
-    _d("stripe_key", rf"{_L}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}{_R}"),
-    _d("stripe_key", rf"{_L}whsec_[A-Za-z0-9]{{24,}}{_R}"),
-    _d("anthropic_key", rf"{_L}sk-ant-(?:[a-z]+\d*-)?{_B64URL}{{20,}}{_R}"),
+    _d("stripe_key", rf"{_L}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}{_R}", "_live_|_test_"),
+    _d("stripe_key", rf"{_L}whsec_[A-Za-z0-9]{{24,}}{_R}", "whsec_"),
+    _d("anthropic_key", rf"{_L}sk-ant-(?:[a-z]+\d*-)?{_B64URL}{{20,}}{_R}", "sk-ant-"),
     _d(
         "openai_key",
         rf"{_L}sk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z_-]*\d){_B64URL}{{20,}}{_R}",
+        "sk-", digit=True,  # the lookahead needs a \d
     ),
-    _d("google_api_key", rf"{_L}AIza{_B64URL}{{35}}{_R}"),
-    _d("huggingface_token", rf"{_L}hf_[A-Za-z0-9]{{34,}}{_R}"),
-    _d("twilio_key", r"\bSK[0-9a-fA-F]{32}\b"),
-    _d("sendgrid_key", rf"{_L}SG\.{_B64URL}{{16,32}}\.{_B64URL}{{30,50}}{_R}"),
+    _d("google_api_key", rf"{_L}AIza{_B64URL}{{35}}{_R}", "AIza"),
+    _d("huggingface_token", rf"{_L}hf_[A-Za-z0-9]{{34,}}{_R}", "hf_"),
+    _d("twilio_key", r"\bSK[0-9a-fA-F]{32}\b", "SK"),
+    _d("sendgrid_key", rf"{_L}SG\.{_B64URL}{{16,32}}\.{_B64URL}{{30,50}}{_R}", "SG."),
     _d(
         "discord_token",
         rf"{_L}[MNO]{_B64URL}{{23,27}}\.{_B64URL}{{6,7}}\.{_B64URL}{{27,40}}{_R}",
+        "M|N|O", ".",
     ),
-    _d("telegram_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
-    _d("shopify_token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
-    _d("digitalocean_token", r"\bdo[pro]_v1_[a-f0-9]{64}\b"),
-    _d("vault_token", rf"{_L}hv[sbr]\.[A-Za-z0-9_-]{{24,}}{_R}"),
+    _d("telegram_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])", ":AA"),
+    _d("shopify_token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b", "shp"),
+    _d("digitalocean_token", r"\bdo[pro]_v1_[a-f0-9]{64}\b", "_v1_"),
+    _d("vault_token", rf"{_L}hv[sbr]\.[A-Za-z0-9_-]{{24,}}{_R}", "hvs.|hvb.|hvr."),
     # the Wi-Fi QR code format: WIFI:T:WPA;S:<ssid>;P:<password>;;
-    _d("wifi_password", r"(?i)\bWIFI:(?:[A-Z]:(?:[^;\\]|\\.)*;)*?P:(?P<secret>(?:[^;\\\s]|\\.)+)"),
+    _d("wifi_password", r"(?i)\bWIFI:(?:[A-Z]:(?:[^;\\]|\\.)*;)*?P:(?P<secret>(?:[^;\\\s]|\\.)+)", "wifi:"),
     # signatures and keys in URL query strings (signed URLs, SAS tokens, ?api_key=)
     _d("url_secret",
        r"(?i)[?&](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|access_token|token|"
-       r"api_?key|key|secret|client_secret|password|passwd|pwd|auth)=(?P<secret>[^&\s#'\"<>]{8,})"),
+       r"api_?key|key|secret|client_secret|password|passwd|pwd|auth)=(?P<secret>[^&\s#'\"<>]{8,})", "=", "?|&"),
     # curl -u user:password, and -p PASSWORD / -pPASSWORD on a login command line
-    _d("cli_secret_flag", r"(?<![\w-])(?:-u|--user)[ \t]+[\"']?[^\s:'\"]+:(?P<secret>[^\s'\"@]+)"),
+    _d("cli_secret_flag", r"(?<![\w-])(?:-u|--user)[ \t]+[\"']?[^\s:'\"]+:(?P<secret>[^\s'\"@]+)", "-u", ":"),
     _d("cli_secret_flag",
        r"(?im)^(?=[^\n]*(?:\blogin\b|\bsshpass\b|\bmysql(?:dump|admin)?\b|\bmariadb\b|[ \t]-u[ \t]))[^\n]*?"
-       r"(?<![\w-])-p[ \t]*(?P<q>[\"']?)(?P<secret>(?!\d+(?:\s|$))[^\s'\"]{3,})(?P=q)"),
-    _d("jwt", rf"{_L}eyJ{_B64URL}{{8,}}\.{_B64URL}{{8,}}\.{_B64URL}{{8,}}{_R}"),
+       r"(?<![\w-])-p[ \t]*(?P<q>[\"']?)(?P<secret>(?!\d+(?:\s|$))[^\s'\"]{3,})(?P=q)",
+       # '-p' is the flag; the lookahead needs one of login, sshpass, mysql*, mariadb or ' -u '
+       "-p", "login|sshpass|mysql|mariadb|-u"),
+    _d("jwt", rf"{_L}eyJ{_B64URL}{{8,}}\.{_B64URL}{{8,}}\.{_B64URL}{{8,}}{_R}", "eyJ"),
     # Connection strings first, so a database URL is reported as such; both keep user and host.
     _d(
         "connection_string",
         r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|"
         r"mssql|sqlserver|cockroachdb|clickhouse)(?:\+[a-z0-9]+)?://[^\s:/@'\"]*:"
         r"(?P<secret>[^\s@/'\"]+)@(?=[A-Za-z0-9\[._-])",
+        # 'rediss' contains 'redis', 'amqps' contains 'amqp'
+        "://", "@", "postgres|mysql|mariadb|mongodb|redis|amqp|mssql|sqlserver|cockroachdb|clickhouse",
     ),
     _d(
         "url_password",
         r"(?i)\b[a-z][a-z0-9+.-]{0,30}://[^\s:/@'\"]*:(?P<secret>[^\s@/'\"]+)@(?=[A-Za-z0-9\[._-])",
+        "://", "@",
     ),
     _d(
         "connection_string",
         r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=(?P<secret>[^;\s'\"]{8,})",
+        "=", "accountkey|sharedaccess",
     ),
     _d(
         "authorization",
         r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+"
         r"(?P<secret>[A-Za-z0-9._~+/=-]{6,})",
+        "authorization",
     ),
-    _d("bearer_token", r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)"),
+    _d("bearer_token", r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)", "bearer"),
     _d(
         "api_key_header",
         r"(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token)[\"']?\s*:\s*[\"']?"
         r"(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
+        ":", "api-key|-token",  # 'x-api-key' contains 'api-key'; the other three end in '-token'
     ),
-    _d("netrc_password", r"\blogin\s+\S+\s+password\s+(?P<secret>\S+)"),
+    _d("netrc_password", r"\blogin\s+\S+\s+password\s+(?P<secret>\S+)", "login", "password"),
     _d(
         "cli_secret_flag",
         r"(?i)(?<![\w-])--(?:password|passwd|token|api-key|secret|client-secret)\s+"
         r"(?P<q>[\"']?)(?P<secret>[^\s'\"]{3,})(?P=q)",
+        "--passw|--token|--api-key|--secret|--client-secret",
     ),
     # key = "value" / key: 'value' / "key": "value" (quoted value, any separator context)
     _d(
         "secret_assignment",
         rf"(?i)(?<![A-Za-z0-9_.-]){_KEY}[\"']?\s*(?::=|=>|=|:)\s*(?P<q>[\"'])"
         r"(?P<secret>(?:(?!(?P=q))[^\n\\]|\\.){1,500})(?P=q)",
+        "\"|'", ":|=", _KEY_NEEDLES,
     ),
     # key "value" (Gradle, Groovy, nginx and similar configs: a space, no '=')
     _d(
@@ -160,21 +217,25 @@ _DETECTORS: tuple[_Detector, ...] = (
         # (?i) on the whole pattern, not a scoped (?i:...): the rest has no letters, and the
         # opencode plugin's JavaScript copy of these detectors has no scoped flags.
         rf"(?i)(?<![A-Za-z0-9_.-]){_KEY}[ \t]+(?P<q>[\"'])(?P<secret>[^\"'\n]{{1,500}})(?P=q)",
+        "\"|'", _KEY_NEEDLES,
     ),
     # key=value (shell, .env, INI, URL query): unquoted, '=' but not '=='
     _d(
         "secret_assignment",
         rf"(?i)(?<![A-Za-z0-9_.-]){_KEY}\s*(?<![=!<>])(?:=|:=)(?!=)\s*(?P<secret>{_BARE})",
+        "=", _KEY_NEEDLES,
     ),
     # "key": value  (JSON-ish, quoted key)
     _d(
         "secret_assignment",
         rf"(?i)[\"']{_KEY}[\"']\s*:\s*(?P<secret>{_BARE})",
+        ":", "\"|'", _KEY_NEEDLES,
     ),
     # key: value  on its own line (YAML); the value must be the rest of the line
     _d(
         "secret_assignment",
         rf"(?im)^[ \t-]*{_KEY}[ \t]*:[ \t]*(?P<secret>[^\s'\"#]+)[ \t]*$",
+        ":", _KEY_NEEDLES,
     ),
     # Prose: a long random-looking token shortly after a secret word ("the Datadog API key is
     # 8eb1...", "set the token to ...", "its value is ..."). 32+ characters of hex or base64
@@ -184,6 +245,9 @@ _DETECTORS: tuple[_Detector, ...] = (
         r"(?i)\b(?:password|passwd|passphrase|secret|token|credentials?|api[ _-]?key|access[ _-]?key|"
         r"auth[ _-]?token|private[ _-]?key|key|value)\b(?![ \t]+fingerprints?\b)[^\n]{0,60}?"
         rf"{_L}(?<!:)(?P<secret>(?=[A-Za-z0-9+/_-]*\d)[A-Za-z0-9+/_-]{{32,}}={{0,2}}){_R}",
+        # password, passwd -> 'passw'; 'api key', 'access key', 'private key' end in 'key';
+        # 'auth token' ends in 'token'; the value's lookahead needs a \d
+        "passw|passphrase|secret|token|credential|key|value", digit=True,
     ),
 )
 
@@ -228,35 +292,55 @@ _LONG_FILLER = rf"(?:{_WORD}){{0,14}}?"
 # "<word> ... is X", or "pw X" (a password word only): a value right after the word needs a space.
 _SAYS = rf"(?:{_FILLER}[ \t]*{_VERB}{_ADVERB}[ \t]*|[ \t]+)"
 _SAYS_VERB = rf"{_FILLER}[ \t]*{_VERB}{_ADVERB}[ \t]*"
-_PROSE: tuple[tuple[str, str], ...] = (
+# Prechecks of the prose detectors (see _Detector), each listing a literal that every word of
+# the alternation it stands for contains:
+# _PASS_WORD: pas{1,2}w... -> 'pasw' or 'passw'; pwd, pword, pw -> 'pw'; passcodes? -> 'passcode';
+# passwort -> 'passw'; contrase[ñn]a -> 'contrase'; mot de passe, palavra-passe -> 'passe';
+# l[öo]senord -> 'senord'; has[łl]o -> 'hasło' or 'haslo'; the others are literal words.
+_PASS_NEEDLES = ("pasw|passw|pw|passcode|kennwort|contrase|passe|mdp|senha|wachtwoord|senord|hasło|haslo|"
+                 "salasana|parola|clave")
+# _KEY_WORD: every (...)[ _-]?(key|token|secret)s? ends in one of 'key', 'token', 'secret';
+# credentials?, creds -> 'cred'; then pass, auth, login.
+_KEY_WORD_NEEDLES = "key|token|secret|cred|pass|auth|login"
+# _CODE_WORD: (door|...)[ \t-]?codes? -> 'code'; pins?... -> 'pin'; puks? -> 'puk'; combos?,
+# combinations? -> 'comb'; codice; c[óo]digo -> 'digo'.
+_CODE_NEEDLES = "code|pin|puk|comb|codice|digo"
+_PROSE: tuple[_Detector, ...] = (
     # passphrase: the rest of the clause, however many words
-    ("passphrase",
-     rf"(?i)(?<![\w-]){_PHRASE_WORD}(?![\w-])(?:{_FILLER}[ \t]*{_VERB}{_ADVERB}[ \t]*(?P<secret>{_QUOTED}"
-     r"|[^\s\"'`“”][^\n,;:!?()]{0,200}?[^\s.,;:!?()](?=[ \t]*(?:[.,;:!?()\n]|$|\band\b|\bbut\b|\bso\b)))"
-     rf"|[ \t]+(?P<quoted>{_QUOTED}))"),
+    _d("passphrase",
+       rf"(?i)(?<![\w-]){_PHRASE_WORD}(?![\w-])(?:{_FILLER}[ \t]*{_VERB}{_ADVERB}[ \t]*(?P<secret>{_QUOTED}"
+       r"|[^\s\"'`“”][^\n,;:!?()]{0,200}?[^\s.,;:!?()](?=[ \t]*(?:[.,;:!?()\n]|$|\band\b|\bbut\b|\bso\b)))"
+       rf"|[ \t]+(?P<quoted>{_QUOTED}))",
+       "phrase"),  # every _PHRASE_WORD alternative ends in 'phrase' or 'phrases'
     # "use the phrase `X`" in a passage about a password, a key or a password flag (checked in _raw_hits)
-    ("phrase_in_context",
-     rf"(?i)(?<![\w-])phrases?(?![\w-])(?:[ \t]*(?:{_VERB})?)[ \t]*(?P<secret>{_QUOTED})"),
+    _d("phrase_in_context",
+       rf"(?i)(?<![\w-])phrases?(?![\w-])(?:[ \t]*(?:{_VERB})?)[ \t]*(?P<secret>{_QUOTED})",
+       "phrase"),
     # "<thing> password is X", "password for the admin: X", "set the password to X", "pw X"
-    ("prose_password",
-     rf"(?i)(?<![\w-]){_PASS_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_SAYS}(?P<secret>{_QUOTED}|{_TOKEN})"),
+    _d("prose_password",
+       rf"(?i)(?<![\w-]){_PASS_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_SAYS}(?P<secret>{_QUOTED}|{_TOKEN})",
+       _PASS_NEEDLES),
     # "PIN 4471", "the alarm code is 1-9-7-3-0", "backup code if locked out: 48213-90571"
-    ("prose_code",
-     rf"(?i)(?<![\w-]){_CODE_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_LONG_FILLER}[ \t]*(?:{_VERB}{_ADVERB}[ \t]*)?"
-     r"(?<![\w.,-])(?P<secret>(?:\d[ -]?){3,11}\d|(?=[A-Za-z-]*\d)[A-Za-z0-9]{3,8}(?:-[A-Za-z0-9]{3,8}){1,5})"
-     r"(?![\w.])"),
-    ("prose_secret",
-     rf"(?i)(?<![\w-]){_KEY_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_SAYS_VERB}(?P<secret>{_QUOTED}|{_TOKEN})"),
+    _d("prose_code",
+       rf"(?i)(?<![\w-]){_CODE_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_LONG_FILLER}[ \t]*(?:{_VERB}{_ADVERB}[ \t]*)?"
+       r"(?<![\w.,-])(?P<secret>(?:\d[ -]?){3,11}\d|(?=[A-Za-z-]*\d)[A-Za-z0-9]{3,8}(?:-[A-Za-z0-9]{3,8}){1,5})"
+       r"(?![\w.])",
+       _CODE_NEEDLES, digit=True),  # both alternatives of the value need a \d
+    _d("prose_secret",
+       rf"(?i)(?<![\w-]){_KEY_WORD}(?![\w-])(?![ \t]+{_MODIFIER}\b){_SAYS_VERB}(?P<secret>{_QUOTED}|{_TOKEN})",
+       _KEY_WORD_NEEDLES),
     # "use X as the postgres password", "with X as our token": X is named the secret
-    ("prose_password",
-     rf"(?i)(?<!\S)(?P<secret>{_QUOTED}|[^\s\"'`“”]{{1,200}})[ \t]+as[ \t]+"
-     rf"(?:(?:the|our|my|your|a|an|his|her|their|its)[ \t]+)?(?:[\w.-]+[ \t]+){{0,4}}?{_PASS_WORD}"
-     rf"(?![\w-])(?![ \t]+{_MODIFIER}\b)"),
+    _d("prose_password",
+       rf"(?i)(?<!\S)(?P<secret>{_QUOTED}|[^\s\"'`“”]{{1,200}})[ \t]+as[ \t]+"
+       rf"(?:(?:the|our|my|your|a|an|his|her|their|its)[ \t]+)?(?:[\w.-]+[ \t]+){{0,4}}?{_PASS_WORD}"
+       rf"(?![\w-])(?![ \t]+{_MODIFIER}\b)",
+       _PASS_NEEDLES),
     # "X is the wifi password", "X as the deploy token": only when X looks like a secret
-    ("prose_secret",
-     rf"(?i)(?<!\S)(?P<secret>{_QUOTED}|[^\s\"'`“”]{{1,200}})[ \t]+(?:is|was|will[ \t]+be|as)[ \t]+"
-     rf"(?:(?:the|our|my|your|a|an|his|her|their|its)[ \t]+)?(?:[\w.-]+[ \t]+){{0,4}}?(?:{_PASS_WORD}|{_KEY_WORD})"
-     rf"(?![\w-])(?![ \t]+{_MODIFIER}\b)"),
+    _d("prose_secret",
+       rf"(?i)(?<!\S)(?P<secret>{_QUOTED}|[^\s\"'`“”]{{1,200}})[ \t]+(?:is|was|will[ \t]+be|as)[ \t]+"
+       rf"(?:(?:the|our|my|your|a|an|his|her|their|its)[ \t]+)?(?:[\w.-]+[ \t]+){{0,4}}?(?:{_PASS_WORD}|{_KEY_WORD})"
+       rf"(?![\w-])(?![ \t]+{_MODIFIER}\b)",
+       f"{_PASS_NEEDLES}|{_KEY_WORD_NEEDLES}"),
 )
 # A credential-shaped token near a secret word (or an already redacted secret), either side
 # of it, in the same paragraph ("use 2395c447... for Datadog, it goes in DD_API_KEY"; "id
@@ -280,28 +364,60 @@ _STRONG = re.compile(
 _PASSWORD_SHAPE = re.compile(
     r"(?<![\w/+=.@:-])(?=[A-Za-z0-9!#$%^&*_-]*[a-z])(?=[A-Za-z0-9!#$%^&*_-]*[A-Z])(?=[A-Za-z0-9!#$%^&*_-]*\d)"
     r"[A-Za-z0-9_-]+[!#$%^&*][A-Za-z0-9!#$%^&*_-]*[A-Za-z0-9][!#$%^&*]?(?![\w/+=@-])")
+_PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
+_DIGIT = re.compile(r"\d")
+# Prechecks of the paragraph walk, necessary conditions on the whole text (a paragraph is a
+# part of it, and blanking URLs only removes characters):
+# - a _CONTEXT match contains one of these folded needles: pas{1,2}w...d, passphrase, passcode,
+#   pass -> 'pass' or 'pasw'; every ...key alternative -> 'key'; credential, creds -> 'cred';
+#   secret, token, auth, login, pin, pw, '[redacted:', '-p' (the flags all start with '-p');
+#   the _PASS_WORD alternatives -> _PASS_NEEDLES;
+_CONTEXT_NEEDLES = tuple(f"pasw|pass|secret|token|key|auth|cred|login|pin|pw|[redacted:|-p|{_PASS_NEEDLES}".split("|"))
+# - every _STRONG alternative has a lookahead that needs a \d (so does _DIGIT: same Unicode \d);
+# - a _PASSWORD_SHAPE match contains one of '!#$%^&*' (the character after its first run);
+_SHAPE_SYMBOLS = "!#$%^&*"
+# - _URL needs '://', so a paragraph without it has no URL to blank.
 
 
-def _nearby_hits(text: str) -> list[tuple[int, int]]:
-    """Credential-shaped tokens near a secret word in the same paragraph, and password-shaped ones."""
+def _nearby_hits(text: str, folded: str, has_digit: bool) -> list[tuple[int, int]]:
+    """Credential-shaped tokens near a secret word in the same paragraph, and password-shaped ones.
+
+    ``folded`` is ``_fold(text)``; ``has_digit`` whether ``text`` has a \\d character.
+    """
+    strong = has_digit and any(map(folded.__contains__, _CONTEXT_NEEDLES))
+    shape = any(map(text.__contains__, _SHAPE_SYMBOLS))
     out: list[tuple[int, int]] = []
-    for para in re.finditer(r"(?:[^\n]|\n(?![ \t]*\n))+", text):
+    if not (strong or shape):
+        return out
+    for para in _PARAGRAPH.finditer(text):
         base = para.start()
-        body = _URL.sub(lambda m: " " * len(m.group()), para.group())  # same offsets, URLs blanked
-        words = [m.span() for m in _CONTEXT.finditer(body)]
+        body = para.group()
+        if "://" in body:
+            body = _URL.sub(lambda m: " " * len(m.group()), body)  # same offsets, URLs blanked
+        words = [m.span() for m in _CONTEXT.finditer(body)] if strong else []
         for tok in _STRONG.finditer(body) if words else ():
             start, end = tok.span()
             if any(ws - _NEARBY_CHARS <= end and start <= we + _NEARBY_CHARS and not (ws >= start and we <= end)
                    for ws, we in words):
                 out.append((base + start, base + end))
-        out.extend((base + m.start(), base + m.end()) for m in _PASSWORD_SHAPE.finditer(body)
-                   if 8 <= len(m.group()) <= 64)
+        if shape:
+            out.extend((base + m.start(), base + m.end()) for m in _PASSWORD_SHAPE.finditer(body)
+                       if 8 <= len(m.group()) <= 64)
     return out
 
 
 # Lowest priority: a provider-shaped token inside one of these keeps its provider's kind.
-_DETECTORS = _DETECTORS + tuple(_d(kind, pattern) for kind, pattern in _PROSE)
-_PROSE_KINDS = frozenset(kind for kind, _ in _PROSE)
+_DETECTORS = _DETECTORS + _PROSE
+_PROSE_KINDS = frozenset(d.kind for d in _PROSE)
+
+# The prechecks, evaluated once per text: every distinct (needle group, folded) pair once, then
+# each detector by the indices of its groups. The last entry stands for "the text has a \\d".
+_GROUPS: tuple[tuple[tuple[str, ...], bool], ...] = tuple(dict.fromkeys(
+    (group, d.folded) for d in _DETECTORS for group in d.needs))
+_HAS_DIGIT = len(_GROUPS)
+_DETECTOR_GROUPS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(_GROUPS.index((group, d.folded)) for group in d.needs) + ((_HAS_DIGIT,) if d.digit else ())
+    for d in _DETECTORS)
 
 # Plain words that follow a secret word without being its value ("the password is required").
 _COMMON = frozenset("""
@@ -372,24 +488,48 @@ def _value_is_code(kind: str, value: str) -> bool:
 
 
 def _raw_hits(text: str) -> list[tuple[int, int, int]]:
-    """Every detector match as (start, end, priority), before merging."""
+    """Every detector match as (start, end, priority), before merging.
+
+    A detector whose precheck fails cannot match, so it is not run (see _Detector).
+    """
+    folded = _fold(text)
+    has_digit = _DIGIT.search(text) is not None
+    # ok[i]: whether group i of _GROUPS has a needle in the text, computed when first asked
+    ok: list[bool | None] = [None] * len(_GROUPS)
+    ok.append(has_digit)
     hits: list[tuple[int, int, int]] = []
-    for priority, (kind, pattern) in enumerate(_DETECTORS):
-        for match in pattern.finditer(text):
-            if kind == "phrase_in_context" and not _CONTEXT.search(
-                    text[max(0, match.start() - _NEARBY_CHARS):match.end() + _NEARBY_CHARS].replace(match.group(), " ")):
-                continue
-            if "secret" in pattern.groupindex:
-                group = "quoted" if "quoted" in pattern.groupindex and match.group("quoted") else "secret"
-                start, end = match.span(group)
-                if _value_is_code(kind, match.group(group)):
-                    continue
-            else:
-                start, end = match.span()
-            if end > start:
-                hits.append((start, end, priority))
+    for priority, (kind, pattern, *_) in enumerate(_DETECTORS):
+        for g in _DETECTOR_GROUPS[priority]:
+            found = ok[g]
+            if found is None:
+                needles, is_folded = _GROUPS[g]
+                hay = folded if is_folded else text
+                found = ok[g] = needles[0] in hay if len(needles) == 1 else any(map(hay.__contains__, needles))
+            if not found:
+                break
+        else:
+            hits.extend(_matches(text, priority, kind, pattern))
     nearby = len(_DETECTORS)  # lowest priority: "secret_nearby"
-    hits.extend((start, end, nearby) for start, end in _nearby_hits(text))
+    hits.extend((start, end, nearby) for start, end in _nearby_hits(text, folded, has_digit))
+    return hits
+
+
+def _matches(text: str, priority: int, kind: str, pattern: re.Pattern[str]) -> list[tuple[int, int, int]]:
+    """The hits of one detector, as (start, end, priority)."""
+    hits: list[tuple[int, int, int]] = []
+    for match in pattern.finditer(text):
+        if kind == "phrase_in_context" and not _CONTEXT.search(
+                text[max(0, match.start() - _NEARBY_CHARS):match.end() + _NEARBY_CHARS].replace(match.group(), " ")):
+            continue
+        if "secret" in pattern.groupindex:
+            group = "quoted" if "quoted" in pattern.groupindex and match.group("quoted") else "secret"
+            start, end = match.span(group)
+            if _value_is_code(kind, match.group(group)):
+                continue
+        else:
+            start, end = match.span()
+        if end > start:
+            hits.append((start, end, priority))
     return hits
 
 
