@@ -18,7 +18,7 @@ import numpy as np
 from actors.adjudication_actor import AdjudicationService
 from actors.engine_actor import EngineService
 from actors.extraction_actor import Extracted, ExtractionService
-from actors.index_actor import IndexChange, IndexService
+from actors.index_actor import IndexChange, IndexService, PackedVectors
 from actors.investigator_actor import Investigation, InvestigatorService, LogTools, RepairSignal
 from actors.llm.base import Judgement
 from actors.log_actor import LogService
@@ -289,7 +289,7 @@ class IndexClient(ServiceClient[IndexService]):
         return self.ref.call(IndexService.checked_search, vector, scopes, k)
 
     def search_vectors(self, vector: np.ndarray, scopes: Sequence[str], k: int, also: Sequence[str] = ()
-                       ) -> tuple[str, list[tuple[str, float]], dict[str, np.ndarray]]:
+                       ) -> tuple[str, list[tuple[str, float]], PackedVectors]:
         return self.ref.call(IndexService.search_vectors, vector, scopes, k, also)
 
     def embed_search_vectors(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
@@ -297,7 +297,7 @@ class IndexClient(ServiceClient[IndexService]):
         return self.ref.call_in("query", IndexService.embed_search_vectors, text, scopes, k, also)
 
     def checked_embed_search(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
-                             ) -> tuple[str, np.ndarray, list[tuple[str, float]], dict[str, np.ndarray]]:
+                             ) -> tuple[str, np.ndarray, list[tuple[str, float]], PackedVectors]:
         return self.ref.call_in("query", IndexService.checked_embed_search, text, scopes, k, also)
 
     def size(self, scope: str | None = None) -> int:

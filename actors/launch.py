@@ -124,15 +124,15 @@ class RemoteIndex:
         # One call on Ray, in the index actor's query group (it never waits for a bulk batch):
         # the query's vector, the search, the candidates' vectors and the restart check. Hits
         # from an index that restarted are thrown away and asked again after the refill.
-        gen, vec, hits, vectors = self.index.checked_embed_search(text, scopes, k, also)
+        gen, vec, hits, packed = self.index.checked_embed_search(text, scopes, k, also)
         if self.on_restart is not None:
             if self._generation is None:
                 self._generation = gen
             elif gen != self._generation:
                 self._generation = gen
                 self.on_restart()
-                _, hits, vectors = self.index.search_vectors(vec, scopes, k, also)
-        return vec, hits, vectors
+                _, hits, packed = self.index.search_vectors(vec, scopes, k, also)
+        return vec, hits, packed.as_dict()
 
 
 def is_plain_data(value: Any) -> bool:

@@ -7,6 +7,7 @@ The EngineActor loads it from ``memory.sqlite`` at start and applies every commi
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
@@ -113,7 +114,10 @@ class MemoryTable:
         self._by_key: dict[tuple[str, str], tuple[str, ...]] = {}
         self._by_belief: dict[tuple[str, str], tuple[str, ...]] = {}
         self.lexical = BM25Index()
-        self.tensions: dict[str, Tension] = {}
+        self.tensions: dict[str, Tension] = {}  # open ones only; change them through put_tension
+        self._tensions_of: dict[str, set[str]] = {}  # memory id -> ids of its open tensions
+        self._tension_seq: dict[str, int] = {}  # open tension id -> its place in ``tensions``' order
+        self._tension_count = itertools.count()
         self._always_on: set[str] = set()  # servable core/pinned memories (kept so recall never scans)
         self._expiring: set[str] = set()  # servable memories with a time to live
         for m in memories:
@@ -224,10 +228,22 @@ class MemoryTable:
         self._decoded.pop(mid, None)
 
     def put_tension(self, t: Tension) -> None:
+        old = self.tensions.get(t.id)
+        if old is not None and (t.status != "open" or (old.a_id, old.b_id) != (t.a_id, t.b_id)):
+            for mid in (old.a_id, old.b_id):
+                ids = self._tensions_of.get(mid)
+                if ids is not None:
+                    ids.discard(old.id)
+                    if not ids:
+                        del self._tensions_of[mid]
         if t.status == "open":
-            self.tensions[t.id] = t
-        else:
-            self.tensions.pop(t.id, None)
+            self.tensions[t.id] = t  # an open one keeps its place in the order
+            if t.id not in self._tension_seq:
+                self._tension_seq[t.id] = next(self._tension_count)
+            for mid in (t.a_id, t.b_id):
+                self._tensions_of.setdefault(mid, set()).add(t.id)
+        elif self.tensions.pop(t.id, None) is not None:
+            del self._tension_seq[t.id]
 
     def apply(self, effects: Effects) -> None:
         """Mirror a committed ``Effects`` in memory."""
@@ -287,7 +303,12 @@ class MemoryTable:
         return dict(out)
 
     def open_tensions_of(self, memory_id: str) -> list[Tension]:
-        return [t for t in self.tensions.values() if memory_id in (t.a_id, t.b_id)]
+        """The open tensions that ``memory_id`` is a side of, oldest first (an index: a recall
+        asks this of each contested candidate, and a store may hold thousands of tensions)."""
+        ids = self._tensions_of.get(memory_id)
+        if not ids:
+            return []
+        return [self.tensions[i] for i in sorted(ids, key=self._tension_seq.__getitem__)]
 
     def versions_of(self, memory: Memory) -> list[Memory]:
         """Every memory with the same key (or belief, when keyless), oldest valid-from first."""

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from engine.models import TrustState
+from hypothesis import given, settings as hsettings, strategies as st
+
+from engine.models import Tension, TrustState
 from engine.state import MemoryTable
 from eval.perf.synth import make_memories
 
@@ -66,3 +68,31 @@ def test_a_decoded_memory_behaves_like_the_model_it_came_from() -> None:
     many = make_memories("p", DECODED_CACHE + 50)
     table = MemoryTable(many)
     assert all(table.get(x.id) == x for x in many[:60]) and len(table._decoded) <= DECODED_CACHE
+
+
+def _scan(table: MemoryTable, memory_id: str) -> list[str]:
+    """What ``open_tensions_of`` answered before it had an index: a walk over every open tension."""
+    return [t.id for t in table.tensions.values() if memory_id in (t.a_id, t.b_id)]
+
+
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 5), st.integers(0, 5), st.booleans()), max_size=60))
+@hsettings(max_examples=200, deadline=None)
+def test_the_open_tensions_of_a_memory_are_those_a_walk_over_every_tension_finds_in_the_same_order(
+        ops: list[tuple[int, int, int, bool]]) -> None:
+    """Tensions opened, reopened with other sides and decided in any order: the index answers
+    exactly what a scan of the open tensions does (same tensions, same order)."""
+    table = MemoryTable()
+    for tid, a, b, open_ in ops:
+        table.put_tension(Tension(id=f"t{tid}", scope="p", a_id=f"m{a}", b_id=f"m{b}", reason="cosine",
+                                  status="open" if open_ else "decided", created_at_ms=0))
+        for m in range(6):
+            assert [t.id for t in table.open_tensions_of(f"m{m}")] == _scan(table, f"m{m}")
+
+
+def test_a_decided_tension_is_no_longer_open_for_either_side_and_a_positive_control_stays() -> None:
+    table = MemoryTable()
+    table.put_tension(Tension(id="t1", scope="p", a_id="a", b_id="b", reason="key", created_at_ms=0))
+    table.put_tension(Tension(id="t2", scope="p", a_id="a", b_id="c", reason="key", created_at_ms=0))
+    table.put_tension(Tension(id="t1", scope="p", a_id="a", b_id="b", reason="key", status="decided", created_at_ms=0))
+    assert [t.id for t in table.open_tensions_of("a")] == ["t2"]  # the control: still open
+    assert table.open_tensions_of("b") == []
