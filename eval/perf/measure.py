@@ -99,16 +99,24 @@ def machine_facts() -> dict[str, Any]:
     import numpy
 
     cpu = platform.processor() or ""
+    flags: set[str] = set()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
                 if line.startswith("model name"):
                     cpu = line.split(":", 1)[1].strip()
+                elif line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                if cpu and flags:
                     break
     except OSError:
         pass
+    # The widest vector unit the kernels of ONNX Runtime and OpenBLAS can use: the same model name
+    # ("AMD EPYC") has come with and without AVX-512 here, and the query embedding took 2.7 ms on
+    # one and 6.1 ms on the other (eval/results/perf.notes.md).
+    simd = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "older" if flags else "unknown"
     facts: dict[str, Any] = {
-        "nproc": os.cpu_count(), "cpu": cpu, "platform": platform.platform(),
+        "nproc": os.cpu_count(), "cpu": cpu, "simd": simd, "platform": platform.platform(),
         "python": platform.python_version(), "numpy": numpy.__version__, "faiss": faiss.__version__,
     }
     facts["blas_thread_env"] = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")

@@ -599,7 +599,7 @@ def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
         command,
         "```",
         "",
-        f"Machine: {m['nproc']} cores, {m['cpu']}, {m.get('memory_gib', '?')} GiB, {m['platform']}; Python {m['python']}, "
+        f"Machine: {m['nproc']} cores, {m['cpu']} ({m.get('simd', 'unknown')} vector unit), {m.get('memory_gib', '?')} GiB, {m['platform']}; Python {m['python']}, "
         f"numpy {m['numpy']}, faiss {m['faiss']}, ray {m.get('ray', 'n/a')}. Load average at start "
         f"{m.get('loadavg_start')}, at end {m.get('loadavg_end')} (the machine is shared: compare ratios within this "
         f"run, not absolute numbers across runs). Wall time {doc['wall_seconds']:.0f} s. Runs serially "
