@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.dynamics import value_at
+from engine.keys import SHAPE_KINDS, key_kind
 from engine.lexical import tokenize, whole_words
-from engine.models import SERVABLE_STATES, Memory, Pool, Sensitivity, Tier, TrustState
+from engine.models import SERVABLE_STATES, Kind, Memory, Pool, Sensitivity, Tier, TrustState
 from engine.scopes import readable_scopes
 from engine.settings import RetrievalSettings, Settings
 from engine.values import other_values
@@ -220,6 +221,9 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
     The later one must be nearly as relevant (within ``slot_margin`` of the gate), so that a
     newer fact about something else never hides the answer, and a later one let in on lexical
     evidence alone (below theta, :func:`lexically_anchored`) never hides one that passed the gate.
+
+    A value with no shape (a person, a vendor: "Ines reviews the schema" then "Tomas owns schema
+    reviews from now") is compared by :func:`_changed_by`: a later stated change, closer in meaning.
     """
     out: dict[str, tuple[str, float]] = {}
     for (_, gate_old), it_old in ranked:
@@ -229,14 +233,35 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
         for (_, gate_new), it_new in ranked:
             new = it_new.memory
             if (new.id == old.id or new.negated or new.valid_from_ms <= old.valid_from_ms
-                    or gate_new < gate_old - r.slot_margin or (gate_new < r.theta <= gate_old)
-                    or not other_values(old.text, new.text)):
+                    or gate_new < gate_old - r.slot_margin or (gate_new < r.theta <= gate_old)):
+                continue
+            shaped = other_values(old.text, new.text)
+            if not shaped and not _changed_by(old, new):
                 continue
             cos = pair_cosine(old.id, new.id)
-            if cos >= r.slot_min_cos:
+            if cos >= (r.slot_min_cos if shaped else r.slot_change_min_cos):
                 out[old.id] = (new.id, cos)
                 break
     return out
+
+
+def _changed_by(old: Memory, new: Memory) -> bool:
+    """Whether ``new`` may be a later version of ``old`` although no value shape tells (names, plain words).
+
+    ``new`` must state a change (kind ``decision``: "X is doing Y from now", "mail now goes through
+    Z") and neither may name the other's value: a later "we use Laravel as the framework" agrees with
+    "we use Laravel 11", it does not replace it. ``old`` must not be keyed by a reading (``test
+    command``, ``billing credential``): such a key is updated by key at ingest, where a reading of
+    the same subject lands; only a memory with no key or a slot key of its value's shape
+    (``engine.keys.SHAPE_KINDS``, the speaker's own clause) has no other way to be replaced.
+    """
+    if new.kind is not Kind.DECISION or (old.key and key_kind(old.key) not in SHAPE_KINDS):
+        return False
+    return not (_names(new.text, old.belief) or _names(old.text, new.belief))
+
+
+def _names(text: str, value: str) -> bool:
+    return bool(value) and value.lower() in text.lower()
 
 
 def _line(m: Memory, provisional: bool) -> str:

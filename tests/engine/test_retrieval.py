@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from engine.ingest import ingest
-from engine.models import Memory, Tier, TrustState, Sensitivity
+from engine.models import Kind, Memory, Tier, TrustState, Sensitivity
 from engine.retrieval import CLOSE_TAG, OPEN_TAG, Shortlisted, estimate_tokens, neutralise, select
 from engine.state import MemoryTable
 from factories import DAY, T0, cand, settings
@@ -258,3 +258,36 @@ def test_a_later_value_let_in_on_lexical_evidence_never_hides_one_that_passed_th
     # positive control: a later value that passes the gate on its own is the current version
     passing = run([short(answer, theta + 0.05), short(later, theta + 0.02)], pair_cosine=lambda x, y: 0.5)
     assert [m.id for m in passing.memories] == [later.id] and passing.suppressed[0].memory_id == answer.id
+
+
+def test_a_later_stated_change_of_a_plain_value_hides_the_older_statement() -> None:
+    """No value shape tells that "Tomas" replaces "Ines": a later memory stating a change (kind decision),
+    close in meaning, does."""
+    old = mem("Ines reviews every migration of the billing schema.", valid_from_ms=T0)
+    new = mem("Tomas owns billing schema reviews from now.", kind=Kind.DECISION, valid_from_ms=T0 + DAY)
+    sel = run([short(old, 0.8), short(new, 0.75)], pair_cosine=lambda x, y: 0.6)
+    assert [m.id for m in sel.memories] == [new.id] and "Ines" not in sel.context
+    assert sel.suppressed[0].memory_id == old.id and sel.suppressed[0].by_id == new.id
+    # positive controls: a later plain fact is no stated change; a change about something else
+    # (cosine below slot_change_min_cos) hides nothing
+    fact = new.model_copy(update={"kind": Kind.FACT})
+    assert len(run([short(old, 0.8), short(fact, 0.75)], pair_cosine=lambda x, y: 0.6).memories) == 2
+    far = S.retrieval.slot_change_min_cos - 0.05
+    assert len(run([short(old, 0.8), short(new, 0.75)], pair_cosine=lambda x, y: far).memories) == 2
+
+
+def test_a_later_change_never_hides_a_memory_keyed_by_a_reading_or_one_it_agrees_with() -> None:
+    new = mem("The sandbox CLI now reads its settings from ~/.sbx/conf.toml.", kind=Kind.DECISION,
+              valid_from_ms=T0 + DAY)
+    keyed = mem("Sandbox credential is read from the SBX_TOKEN environment variable.", "sandbox credential",
+                "sbx_token", valid_from_ms=T0)
+    sel = run([short(keyed, 0.8), short(new, 0.75)], pair_cosine=lambda x, y: 0.6)
+    assert len(sel.memories) == 2  # a reading's key is updated at ingest, by key
+    version = mem("The backend runs Falcon 3.1.", "falcon version", "3.1", valid_from_ms=T0)
+    agrees = mem("The project uses Falcon as its web framework.", "web framework", "falcon", kind=Kind.DECISION,
+                 valid_from_ms=T0 + DAY)
+    assert len(run([short(version, 0.8), short(agrees, 0.75)], pair_cosine=lambda x, y: 0.7).memories) == 2
+    # positive control: the same shape-keyed memory is hidden by a change that does not name its value
+    moved = mem("Falcon was swapped for Litestar now.", kind=Kind.DECISION, valid_from_ms=T0 + DAY)
+    hidden = run([short(version, 0.8), short(moved, 0.75)], pair_cosine=lambda x, y: 0.7)
+    assert [m.id for m in hidden.memories] == [moved.id]
