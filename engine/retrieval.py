@@ -223,7 +223,7 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
     evidence alone (below theta, :func:`lexically_anchored`) never hides one that passed the gate.
 
     A value with no shape (a person, a vendor: "Ines reviews the schema" then "Tomas owns schema
-    reviews from now") is compared by :func:`_changed_by`: a later stated change, closer in meaning.
+    reviews this quarter") is compared by :func:`_changed_by`: a later stated change, closer in meaning.
     """
     out: dict[str, tuple[str, float]] = {}
     for (_, gate_old), it_old in ranked:
@@ -248,8 +248,8 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
 def _changed_by(old: Memory, new: Memory) -> bool:
     """Whether ``new`` may be a later version of ``old`` although no value shape tells (names, plain words).
 
-    ``new`` must state a change (kind ``decision``: "X is doing Y from now", "mail now goes through
-    Z") and neither may name the other's value: a later "we use Laravel as the framework" agrees with
+    ``new`` must state a change (kind ``decision``: "Priya took over the changelog", "mail now goes
+    through Z") and neither may name the other's value: a later "we use Laravel as the framework" agrees with
     "we use Laravel 11", it does not replace it. ``old`` must not be keyed by a reading (``test
     command``, ``billing credential``): such a key is updated by key at ingest, where a reading of
     the same subject lands; only a memory with no key or a slot key of its value's shape

@@ -264,7 +264,7 @@ def test_a_later_stated_change_of_a_plain_value_hides_the_older_statement() -> N
     """No value shape tells that "Tomas" replaces "Ines": a later memory stating a change (kind decision),
     close in meaning, does."""
     old = mem("Ines reviews every migration of the billing schema.", valid_from_ms=T0)
-    new = mem("Tomas owns billing schema reviews from now.", kind=Kind.DECISION, valid_from_ms=T0 + DAY)
+    new = mem("Tomas took over billing schema reviews this quarter.", kind=Kind.DECISION, valid_from_ms=T0 + DAY)
     sel = run([short(old, 0.8), short(new, 0.75)], pair_cosine=lambda x, y: 0.6)
     assert [m.id for m in sel.memories] == [new.id] and "Ines" not in sel.context
     assert sel.suppressed[0].memory_id == old.id and sel.suppressed[0].by_id == new.id
