@@ -79,7 +79,7 @@ def run(n: int, gaps: Sequence[float]) -> dict[str, Any]:
         if started:
             ray.shutdown()
         shutil.rmtree(root, ignore_errors=True)
-    return {"machine": machine_facts(), "n": n, "rows": rows}
+    return {"machine": machine_facts(), "n": n, "rows": rows, "loadavg_end": [round(x, 2) for x in os.getloadavg()]}
 
 
 def render(doc: dict[str, Any], command: str) -> str:
@@ -89,7 +89,8 @@ def render(doc: dict[str, Any], command: str) -> str:
         "",
         f"Reproduce: `{command}`",
         "",
-        f"Machine: {m.get('nproc')} cores, {m.get('cpu')} ({m.get('simd')} vector unit); load average at the end {[round(x, 2) for x in os.getloadavg()]}.",
+        f"Machine: {m.get('nproc')} cores, {m.get('cpu')} ({m.get('simd')} vector unit); load average "
+        f"{m.get('loadavg_start')} at the start, {doc.get('loadavg_end')} at the end (shared: compare rows of one run).",
         f"{doc['n']} calls per row, one local Ray. `observe` is `Pipeline.observe` of one turn through the log actor "
         "(redaction, one fsynced transaction, its extract job queued); `round trip` is a call to a trivial actor "
         "that returns its argument. Same run, same processes: compare the rows.",
