@@ -386,7 +386,6 @@ class BM25Index:
             mask = np.zeros_like(self._alive)
             mask[[self._slot[d] for d in set(allowed) if d in self._slot]] = True
         avg = self._total_len / max(1, len(self._slot))
-        k1, b = self.k1, self.b
         ceiling = 0.0
         present: list[tuple[int, str, float, _Postings]] = []  # (query position, term, idf, postings)
         for pos, term in enumerate(terms):
@@ -398,12 +397,7 @@ class BM25Index:
         if ceiling <= 0 or not present:
             return {}
 
-        def bound(item: tuple[int, str, float, _Postings]) -> float:
-            _, _, idf, p = item
-            # what this term adds to a document at most (a hair up, against rounding)
-            return idf * max(tf * (k1 + 1) / (tf + k1 * (1 - b + b * n / avg)) for tf, n in p.shortest.items()) * (1 + 1e-9)
-
-        bounds = {it[0]: bound(it) for it in present}
+        bounds = {pos: self._bound(p, idf, avg) for pos, _, idf, p in present}
         order = sorted(present, key=lambda it: (-bounds[it[0]], len(it[3].slots), it[0]))
         cand = np.zeros(0, dtype=np.int64)
         scores = np.zeros(0, dtype=np.float64)
@@ -434,6 +428,12 @@ class BM25Index:
             if doc is not None and score != 0:
                 top[doc] = score
         return bm25_normalise(top, ceiling, limit)
+
+    def _bound(self, p: _Postings, idf: float, avg: float) -> float:
+        """What one term adds to any document at most, a hair up against rounding (MaxScore):
+        its largest BM25 part is reached at one of its (tf, shortest length) pairs."""
+        k1, b = self.k1, self.b
+        return idf * max(tf * (k1 + 1) / (tf + k1 * (1 - b + b * n / avg)) for tf, n in p.shortest.items()) * (1 + 1e-9)
 
     def _scores(self, cand: np.ndarray, present: Sequence[tuple[int, str, float, _Postings]], avg: float) -> np.ndarray:
         """Exact BM25 of the candidate slots: each term's part found by binary search in

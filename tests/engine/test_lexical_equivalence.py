@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -158,3 +159,55 @@ def test_a_store_of_common_terms_gets_the_exhaustive_top_while_scoring_fewer_doc
         old.add(f"m{i}", docs[f"m{i}"] + " again")
     assert _assert_same(new, old, qs, limit=30) > len(qs) // 2
     assert _assert_same(new, old, qs, limit=3) > len(qs) // 2
+
+
+class _Underbound(BM25Index):
+    """A deliberately wrong pruning: each term's bound is a third of what it can add, so the
+    search stops taking documents too early (the positive control of the equivalence checks)."""
+
+    def _bound(self, p: Any, idf: float, avg: float) -> float:
+        return super()._bound(p, idf, avg) / 3
+
+
+VOCAB = [f"w{i}" for i in range(12)]
+corpora = st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=8), min_size=0, max_size=80)
+
+
+def _ranking(index: BM25Index | ReferenceBM25, query: str, limit: int) -> list[tuple[str, float]]:
+    return list(index.search(query, limit).items())
+
+
+@settings(max_examples=200, deadline=None)
+@given(corpora, st.lists(st.sampled_from(VOCAB), min_size=1, max_size=5), st.integers(1, 10))
+def test_pruned_search_ranks_any_corpus_like_the_exhaustive_loop(
+        docs: list[list[str]], query_words: list[str], limit: int) -> None:
+    """Same ids, same scores to the last bit, same order (ties by id) as the per-document loop."""
+    new, old = BM25Index(), ReferenceBM25()
+    new.add_many([(f"d{i}", " ".join(words)) for i, words in enumerate(docs)])
+    for i, words in enumerate(docs):
+        old.add(f"d{i}", " ".join(words))
+    query = " ".join(query_words)
+    assert _ranking(new, query, limit) == _ranking(old, query, limit)
+
+
+def test_an_empty_index_answers_nothing_and_a_filled_one_answers() -> None:
+    empty = BM25Index()
+    assert empty.search("port worker", 5) == {} and empty.last_scored == 0
+    empty.add("d0", "the worker listens on port 7070")
+    assert list(empty.search("port worker", 5)) == ["d0"]  # positive control
+
+
+def test_the_equivalence_check_catches_a_pruning_that_stops_too_early() -> None:
+    """Positive control: a search whose bounds are too small returns another top than the loop,
+    on the same corpus where the real bounds give the loop's answer exactly."""
+    from eval.perf.synth import memory_texts, queries
+
+    docs = [(f"m{i}", text) for i, (text, _) in enumerate(memory_texts(3000, seed=7))]
+    right, wrong, old = BM25Index(), _Underbound(), ReferenceBM25()
+    right.add_many(docs)
+    wrong.add_many(docs)
+    for doc_id, text in docs:
+        old.add(doc_id, text)
+    qs = queries(60, seed=9)
+    assert all(_ranking(right, q, 10) == _ranking(old, q, 10) for q in qs)
+    assert sum(_ranking(wrong, q, 10) != _ranking(old, q, 10) for q in qs) > 0
