@@ -22,6 +22,7 @@ from collections.abc import Callable
 from actors.llm import durable
 from actors.llm.rules_choices import extract_choice, extract_removal, extract_switch
 from actors.llm.rules_clause import EVALUATIVE, EXCLUDED_BEFORE, NOT_SUBJECTS, Clause, Finding, article_free, cap, np_words
+from actors.llm.rules_diffs import diff_findings
 from actors.llm.rules_facts import (
     ENV_NAME,
     extract_env,
@@ -651,6 +652,8 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                       for sentence in statements(split_trailing_requests(sentences(body, speaker == "assistant")))  # never a question or request (issue 13)
                       if not MEMORY_TALK.search(sentence)]
             for speaker, body in bodies.items()}
+    # A diff the assistant shows is the change it made, line by line (``rules_diffs``).
+    said["assistant"].append(diff_findings(unit.assistant))
     # The assistant reporting a change it made ("Upgraded: the toolchain is now 2.4.1") says how the
     # turn left a setting: the user's value for that key in the same turn is the one asked to be
     # changed ("toolchain 2.3 is end of life, upgrade it"), not a second current value.

@@ -433,3 +433,16 @@ def test_observe_on_an_event_loop_takes_the_blocking_path_in_process(pipe: Pipel
     acks = asyncio.run(pipe.observe_async(turns, offload))
     assert [(a.project, a.turn, a.created) for a in acks] == [("a", 1, True), ("b", 1, True)]
     assert offloaded == ["call"]  # an in-process runtime has no actor to await
+
+
+def test_a_change_shown_only_as_a_diff_replaces_the_value_stated_before(pipe: Pipeline, tmp_path: Path) -> None:
+    diff = ("Fixed: the relay now binds elsewhere.\n\n```diff\n--- a/conf/relay.toml\n+++ b/conf/relay.toml\n"
+            " [relay]\n-listen_port = 7311\n+listen_port = 7420\n```\n")
+    rows = [("the relay service listens on port 7311", "Noted."),
+            ("the relay clashes with the metrics agent on startup, sort it out", diff)]
+    replay_file(pipe, write_history(tmp_path / "h.jsonl", "relayproj", rows))
+    block = recall(pipe, "relayproj", "which port does the relay listen on?")
+    assert "7420" in block
+    assert "7311" not in block
+    control = recall(pipe, "relayproj", "which port did the relay listen on before 7420, was it 7311?")
+    assert "7420" in control  # positive control: the store answers about the relay at all

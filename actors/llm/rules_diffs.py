@@ -1,0 +1,197 @@
+"""Readings of the unified diffs an assistant shows for a change it made.
+
+A coding assistant often reports a change as a diff and nothing else: the removed line and the
+added line of the same setting (``-PORT=8081`` / ``+PORT=9090``) *are* the statement "this value
+changed", whatever the prose around them says. This module reads that structure, never the
+wording: within one hunk, a removed line is paired with the added line most like it (the same
+line with a few tokens changed); the tokens only the added line has are the new value, the ones
+only the removed line has are retired (``Finding.retires``), unless another added line of the
+reply still names them.
+
+The memory keeps the added line as written, with the file it is in, so that nothing is reworded
+or invented. Lines that are prose (comments), too long to be one setting, or changed too much to
+be the same line are not read. A reply that asks before applying ("want me to apply this?")
+states no change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from actors.llm.rules_clause import Finding
+from engine.models import Kind
+
+__all__ = ["diff_findings", "hunks"]
+
+_FENCE = re.compile(r"^(`{3,}|~{3,})([^\n`]*)\n(.*?)^\1[ \t]*$", re.M | re.S)
+_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
+# A value or a name inside a line: identifiers, numbers, versions, hosts, paths, URIs.
+_TOKEN = re.compile(r"[A-Za-z0-9_@#$~][\w.:/@#$~+-]*(?<![.:,-])")
+_COMMENT = re.compile(r"^\s*(?:#(?!define|include|if|else|endif|undef)\s|//|--\s|;|/\*|\*\s)")
+# The reply asks before applying: its diff is a proposal, not a change.
+_ASKS = re.compile(r"\b(?:want me to|should i|shall i|do you want|would you like|if you(?:'d)? like|"
+                   r"i'd suggest|i would suggest|i propose|proposed|suggested)\b", re.I)
+# A retired token must identify something on its own (a number, a host, a path, an identifier with
+# a separator); a plain word ("build", "Hendrik") would retire every memory that uses it.
+_DISTINCTIVE = re.compile(r"\d|[./:_@-]")
+# A file of tests: what a test sets up is not how the project is configured.
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|spec|specs|__tests__|testdata|fixtures)/|[._-](?:test|spec)\.\w+$|(?:^|/)test_[^/]+$")
+MAX_LINE_CHARS = 160
+MIN_SAME_SHARE = 0.5  # share of the pair's tokens left unchanged for two lines to be one setting
+MAX_CHANGES_PER_REPLY = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    """One run of removed lines and the added lines after them, in the file they change."""
+
+    path: str
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+    parent: str = ""  # the unchanged line just above, when it opens a block ("healthcheck:")
+
+
+def _is_diff(info: str, body: str) -> bool:
+    lines = body.splitlines()
+    marked = [ln for ln in lines if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+    return info.strip().lower() in ("diff", "patch", "udiff") or (
+        any(ln.startswith("@@") or ln.startswith("+++ ") for ln in lines) and bool(marked))
+
+
+def hunks(text: str) -> Iterator[Hunk]:
+    """The removed-then-added runs of every diff fenced in ``text``, in order."""
+    for fence in _FENCE.finditer(text):
+        info, body = fence.group(2), fence.group(3)
+        if not _is_diff(info, body):
+            continue
+        path, parent = "", ""
+        removed: list[str] = []
+        added: list[str] = []
+        for line in [*body.splitlines(), ""]:
+            if line.startswith(("+++ ", "--- ", "diff --git ")):
+                if removed or added:  # the next file's header ends this file's last run
+                    yield Hunk(path, tuple(removed), tuple(added), parent)
+                removed, added, parent = [], [], ""
+                found = _FILE.match(line)
+                path = found.group(1) if found else path
+                continue
+            if line.startswith("-"):
+                if added:  # a new run starts
+                    yield Hunk(path, tuple(removed), tuple(added), parent)
+                    removed, added = [], []
+                removed.append(line[1:])
+            elif line.startswith("+"):
+                added.append(line[1:])
+            else:
+                if removed or added:
+                    yield Hunk(path, tuple(removed), tuple(added), parent)
+                removed, added = [], []
+                parent = line.strip() if line.rstrip().endswith(":") and len(line.strip()) <= 60 else ""
+
+
+def _tokens(line: str) -> list[str]:
+    return _TOKEN.findall(line)
+
+
+def _readable(line: str, parent: str = "") -> bool:
+    """A line that can hold one setting: short, not a comment, naming something beside its value
+    (itself, or the block it is in: ``ports:`` above ``- "5433:5433"``)."""
+    stripped = line.strip()
+    return (bool(stripped) and len(stripped) <= MAX_LINE_CHARS and not _COMMENT.match(line)
+            and not stripped.endswith(":") and len(_tokens(line)) + bool(parent) >= 2)
+
+
+def _calls(line: str, tokens: list[str]) -> bool:
+    """Whether a changed token is code being called (``YAML.safe_load_file(``): behaviour, not a value."""
+    return any(re.search(re.escape(t) + r"\(", line) for t in tokens)
+
+
+def _changed(old: list[str], new: list[str]) -> tuple[list[str], list[str], float]:
+    """Tokens only the old line has, only the new line has, and the share of tokens kept."""
+    match = SequenceMatcher(a=old, b=new, autojunk=False)
+    gone: list[str] = []
+    came: list[str] = []
+    for op, a0, a1, b0, b1 in match.get_opcodes():
+        if op != "equal":
+            gone.extend(old[a0:a1])
+            came.extend(new[b0:b1])
+    kept = 2 * sum(size for _, _, size in match.get_matching_blocks()) / max(len(old) + len(new), 1)
+    return gone, came, kept
+
+
+def _span(line: str, tokens: list[str]) -> str:
+    """The part of ``line`` from the first of ``tokens`` to the last, as written (a value is said
+    as one phrase: "Aiyana Redcloud (@aiyana.r", not the tokens joined)."""
+    starts = [m for m in _TOKEN.finditer(line) if m.group(0) in tokens]
+    return line[starts[0].start():starts[-1].end()] if starts else " ".join(tokens)
+
+
+def _pairs(hunk: Hunk) -> Iterator[tuple[str, list[str], list[str], str]]:
+    """(added line, retired tokens, new tokens) for each removed line whose added twin is found."""
+    used: set[int] = set()
+    for old in hunk.removed:
+        if not _readable(old, hunk.parent):
+            continue
+        best: tuple[float, int, list[str], list[str]] | None = None
+        for i, new in enumerate(hunk.added):
+            if i in used or not _readable(new, hunk.parent):
+                continue
+            gone, came, kept = _changed([hunk.parent, *_tokens(old)], [hunk.parent, *_tokens(new)])
+            if came and kept >= MIN_SAME_SHARE and not _calls(new, came) and (best is None or kept > best[0]):
+                best = (kept, i, gone, came)
+        if best is not None:
+            used.add(best[1])
+            yield hunk.added[best[1]], best[2], best[3], old
+
+
+def _key(line: str, came: list[str]) -> str:
+    """The setting a line holds: its words without the new value, as a key ("aws_region value")."""
+    words = [t.lower() for t in _tokens(line) if t not in came and any(ch.isalpha() for ch in t)]
+    return " ".join(words[:6])
+
+
+def diff_findings(reply: str) -> list[Finding]:
+    """Changes an assistant's reply shows as diffs: the added line of each changed setting."""
+    if _ASKS.search(reply):
+        return []
+    found = list(hunks(reply))
+    all_added = [ln for h in found for ln in h.added]
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for hunk in found:
+        if _TEST_PATH.search(hunk.path):
+            continue  # a test's fixture values are not the project's settings
+        for line, gone, came, old in _pairs(hunk):
+            value = _span(line, came)
+            if value in seen:
+                continue
+            seen.add(value)
+            shown = line.strip() if "`" in line else f"`{line.strip()}`"
+            within = [f"under `{hunk.parent}`"] if hunk.parent else []
+            within += [f"in {hunk.path}"] if hunk.path else []
+            where = f" ({' '.join(within)})" if within else ""
+            out.append(Finding(_key(f"{hunk.parent} {line}", came), value, Kind.DECISION, f"{shown}{where}.",
+                               retires=_retired(old, gone, all_added)))
+            if len(out) >= MAX_CHANGES_PER_REPLY:
+                return out
+    return out
+
+
+def _retired(old: str, gone: list[str], added: list[str]) -> tuple[str, ...]:
+    """The old values a change retires: each distinctive one alone ("8081", "us-east-2"); when a
+    plain word went with them ("sidekiq" "7.2"), all of them together, so that "7.2" alone (another
+    tool's version) is not retired. Never a value another added line of the reply still names."""
+    still = [t for t in dict.fromkeys(gone) if not any(_whole(t, line) for line in added)]
+    if not still:
+        return ()
+    if all(_DISTINCTIVE.search(t) and len(t) >= 3 for t in still):
+        return tuple(still)
+    together = _span(old, still)
+    return (together,) if _DISTINCTIVE.search(together) and len(still) > 1 else ()
+
+
+def _whole(token: str, line: str) -> bool:
+    return token in _tokens(line)
