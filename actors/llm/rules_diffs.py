@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from actors.llm.rules_clause import Finding
+from actors.llm.rules_text import ASKS_FIRST
 from engine.models import Kind
 
 __all__ = ["diff_findings", "hunks"]
@@ -32,8 +33,8 @@ _FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
 _TOKEN = re.compile(r"[A-Za-z0-9_@#$~][\w.:/@#$~+-]*(?<![.:,-])")
 _COMMENT = re.compile(r"^\s*(?:#(?!define|include|if|else|endif|undef)\s|//|--\s|;|/\*|\*\s)")
 # The reply asks before applying: its diff is a proposal, not a change.
-_ASKS = re.compile(r"\b(?:want me to|should i|shall i|do you want|would you like|if you(?:'d)? like|"
-                   r"i'd suggest|i would suggest|i propose|proposed|suggested)\b", re.I)
+_ASKS = re.compile(rf"\b(?:{ASKS_FIRST}|shall i|would you like|if you(?:'d)? like|i'd suggest|i would suggest|"
+                   r"i propose|proposed|suggested)\b", re.I)
 # A retired token must identify something on its own (a number, a host, a path, an identifier with
 # a separator); a plain word ("build", "Hendrik") would retire every memory that uses it.
 _DISTINCTIVE = re.compile(r"\d|[./:_@-]")
@@ -158,7 +159,7 @@ def diff_findings(reply: str) -> list[Finding]:
     if _ASKS.search(reply):
         return []
     found = list(hunks(reply))
-    all_added = [ln for h in found for ln in h.added]
+    still_named = {t for h in found for line in h.added for t in _tokens(line)}
     out: list[Finding] = []
     seen: set[str] = set()
     for hunk in found:
@@ -174,24 +175,20 @@ def diff_findings(reply: str) -> list[Finding]:
             within += [f"in {hunk.path}"] if hunk.path else []
             where = f" ({' '.join(within)})" if within else ""
             out.append(Finding(_key(f"{hunk.parent} {line}", came), value, Kind.DECISION, f"{shown}{where}.",
-                               retires=_retired(old, gone, all_added)))
+                               retires=_retired(old, gone, still_named)))
             if len(out) >= MAX_CHANGES_PER_REPLY:
                 return out
     return out
 
 
-def _retired(old: str, gone: list[str], added: list[str]) -> tuple[str, ...]:
+def _retired(old: str, gone: list[str], still_named: set[str]) -> tuple[str, ...]:
     """The old values a change retires: each distinctive one alone ("8081", "us-east-2"); when a
     plain word went with them ("sidekiq" "7.2"), all of them together, so that "7.2" alone (another
     tool's version) is not retired. Never a value another added line of the reply still names."""
-    still = [t for t in dict.fromkeys(gone) if not any(_whole(t, line) for line in added)]
+    still = [t for t in dict.fromkeys(gone) if t not in still_named]
     if not still:
         return ()
     if all(_DISTINCTIVE.search(t) and len(t) >= 3 for t in still):
         return tuple(still)
     together = _span(old, still)
     return (together,) if _DISTINCTIVE.search(together) and len(still) > 1 else ()
-
-
-def _whole(token: str, line: str) -> bool:
-    return token in _tokens(line)

@@ -42,6 +42,7 @@ from actors.llm.rules_procedures import (
     extract_owner,
 )
 from actors.llm.rules_text import (
+    ASKS_FIRST,
     CHANGE,
     STOPWORDS,
     MEMORY_TALK,
@@ -607,7 +608,7 @@ _REQUEST = re.compile(
 )
 # The assistant refuses, defers or proposes something else.
 _DECLINED = re.compile(r"\b(?:can't|cannot|won't|wouldn't|couldn't|didn't|not possible|rather not|instead|hold off|"
-                       r"advise against|not sure|before i|should i|do you want|want me to)\b", _I)
+                       rf"advise against|not sure|before i|{ASKS_FIRST})\b", _I)
 
 
 def confirmed_requests(user: str, assistant: str) -> str:

@@ -199,6 +199,9 @@ def split_trailing_requests(sentences_: list[str]) -> list[str]:
 # A clause that reports a proposal, not what holds: "Dana floated moving sessions to Memcached",
 # "someone suggested X". English verbs of proposing (a closed class, like the verbs of ending);
 # whether it was accepted is said by a later statement, which is read on its own.
+# The assistant asks before it acts ("should I ...?", "do you want ...?"): what it shows is not done yet.
+# An alternation for larger patterns (``rules_extract._DECLINED``, ``rules_diffs._ASKS``).
+ASKS_FIRST = r"should i|do you want|want me to"
 PROPOSAL = re.compile(
     r"\b(?:floated|floats|floating|suggested|suggests|suggesting|proposed|proposes|proposing|pitched|pitches|"
     r"pitching|brought up|brings up|raised the idea|toyed with|toying with|wants us to|wanted us to)\b", re.I)
