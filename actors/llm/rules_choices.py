@@ -203,12 +203,24 @@ def _tool_in_context(text: str, tech: re.Match[str]) -> bool:
     return bool(_TOOL_GOVERNOR.search(text[: tech.start()])) and not _PROSE_AFTER.match(text[tech.end() :])
 
 
+def _in_path(text: str, tech: re.Match[str]) -> bool:
+    """Is the name a segment of a path or route (`/clerk/auctions/:id`, `src/redis/pool.ts`)?
+    A path names a folder or a URL, not a tool the project chose; "Redis/Memcached" is still two names."""
+    start = max(text.rfind(c, 0, tech.start()) for c in " \t\n`'\"(") + 1
+    ends = [i for i in (text.find(c, tech.end()) for c in " \t\n`'\")") if i >= 0]
+    run = text[start : min(ends, default=len(text))]
+    if text.startswith("://", tech.end()):
+        return False  # `s3://bucket`, `redis://host`: the scheme names the tool
+    return run.startswith(("/", "./", "~/", "../")) or run.count("/") >= 2
+
+
 def _techs(text: str) -> list[re.Match[str]]:
     """Technology names, except inside an inline command (`npm install`, `docker compose up`)
-    and plain-word names outside a tooling context ("a transgender poetry reading")."""
+    or a path, and plain-word names outside a tooling context ("a transgender poetry reading")."""
     spans = [m.span() for m in BACKTICKED.finditer(text) if " " in m.group(1).strip()]
     return [m for m in TECH_PATTERN.finditer(text)
-            if not any(a < m.start() < b for a, b in spans) and _tool_in_context(text, m)]
+            if not any(a < m.start() < b for a, b in spans) and not _in_path(text, m)
+            and _tool_in_context(text, m)]
 
 
 def _postfix_removal(c: Clause) -> Finding | None:

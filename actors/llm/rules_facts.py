@@ -122,15 +122,31 @@ def _rule_service(low: str) -> str:
 _ENVIRONMENT = re.compile(r"\b(?:staging|prod|production|dev(?!\s+server)|development|qa|preview|sandbox|canary)\b", _I)
 
 
-def _port_subject(text: str) -> tuple[str, str]:
-    """(service key, phrase) of the service a port clause names, for ANY service name:
-    "the docs site binds to 5499" -> ("docs site", "docs site"). ("", "") when none is named."""
-    text = _PORT_NUMBER.sub(" ", text)
-    phrases = [p for _, p in np_after_article(text)]
+# A noun phrase right after one of these is where or through what something runs ("reachable
+# inside the VPC", "served from the SPIFFS partition", "behind the bastion"), not the service.
+# ("to" is not one: "all runs go to the lab MLflow at host:5000" names the service.)
+_PLACE_BEFORE = re.compile(r"\b(?:in|inside|within|from|behind|into|through|via|across|under|onto)\s+$", _I)
+# A port belongs to the part of the clause it is in: "X is published as 3306, but Y falls back to 3307".
+_CLAUSE_JOIN = re.compile(r",\s+(?:but|and|while|whereas|so)\s+|;\s+|\s+(?:but|whereas)\s+", _I)
+# A phrase after the port names its service only when it is attached to it: "port 8081 is the admin UI".
+_ATTACHED_AFTER = re.compile(r"^\s*(?:is|=|:|for|->|-|\u2014)?\s*$", _I)
+
+
+def _port_subject(text: str, at: int) -> tuple[str, str]:
+    """(service key, phrase) of the service the port at ``at`` belongs to, for ANY service name:
+    "the docs site binds to 5499" -> ("docs site", "docs site"). The phrase is the subject of the
+    port's part of the clause: before the port, and not the object of a place preposition.
+    ("", "") when none is named."""
+    blank = _PORT_NUMBER.sub(lambda m: " " * len(m.group(0)), text)
+    start = max((m.end() for m in _CLAUSE_JOIN.finditer(blank, 0, at)), default=0)
+    found = [(pos, p) for pos, p in np_after_article(blank) if pos >= start]
+    phrases = [p for pos, p in found if pos < at and not _PLACE_BEFORE.search(blank[start:pos])]
     if not phrases:
-        verb = re.search(r"\b(?:listens|runs|binds|is|are|serves|lives)\b", text, _I)
+        phrases = [p for pos, p in found if pos > at and _ATTACHED_AFTER.match(blank[at:pos])]
+    if not phrases and not found:
+        verb = re.search(r"\b(?:listens|runs|binds|is|are|serves|lives)\b", blank[start:], _I)
         if verb:
-            phrases = [p for p in [np_words(text, verb.start(), backwards=True)] if p]
+            phrases = [p for p in [np_words(blank, start + verb.start(), backwards=True)] if p]
     for phrase in phrases:
         low = phrase.lower()
         if _HOSTNAME.fullmatch(low) or re.search(r"\b(?:url|dsn|uri|env|vpn|config)\b", low):
@@ -166,7 +182,7 @@ def extract_port(c: Clause) -> Finding | None:
     if not _SERVICE_NAMED.search(words) and re.search(r"\b(?:url|dsn|uri|connection string)\b", words):
         return None  # "the default URL in config.py to port 6001": which service is unknown
     # `TEST_DB_URL` names its service itself; otherwise the clause's subject phrase does
-    named, phrase = ("", "") if ENV_NAME.search(c.text) else _port_subject(c.text)
+    named, phrase = ("", "") if ENV_NAME.search(c.text) else _port_subject(c.text, chosen.start())
     if weak and not (named and (named in _PORT_TEXT or phrase.lower().split()[-1] in _SERVICE_HEADS
                                 or _rule_service(phrase.lower()))):
         return None  # "the fix is on 1234": only a service is "on" a port
@@ -192,13 +208,29 @@ _ENV_SET = re.compile(
 )
 _ENV_IS = re.compile(
     r"`?(?P<n>[A-Z][A-Z0-9]*_[A-Z0-9_]+)`?\s*(?:(?:is\s+|was\s+)?(?:now\s+)?(?:set|changed|switched) to|=|"
-    r"is(?: now)?|should be|must be|needs to be)\s*`?(?P<v>[^\s`]+)`?"
+    r"(?P<copula>is(?: now)?|should be|must be|needs to be))\s*(?P<tick>`?)(?P<v>[^\s`]+)`?"
 )
+# Words that may follow a one-word value without making it a description: "LOG_LEVEL is debug in staging".
+_AFTER_VALUE = re.compile(r"^\s*(?:[,;)]|$|(?:in|on|for|at|across|everywhere|now|again|there|here|too|by default)\b)", _I)
+
+
+def _copula_value_is_prose(match: re.Match[str], text: str) -> bool:
+    """ "SENTRY_DSN is set fine", "PIN_STATUS_LED is GPIO 38 under rev C": after a bare "is" a plain
+    word followed by more words is a description, not the variable's value. A value after "is" is
+    backticked, code-shaped (digits, punctuation) or ends the clause ("LOG_LEVEL is debug")."""
+    if not match.groupdict().get("copula") or match.group("tick"):
+        return False
+    value = match.group("v").rstrip(".,;")
+    if re.search(r"[\d/:._@=-]", value):
+        return False
+    return not _AFTER_VALUE.match(text[match.end("v") :])
 
 
 def extract_env(c: Clause) -> Finding | None:
     match = _ENV_SET.search(c.text) or _ENV_IS.search(c.text)
     if not match:
+        return None
+    if _copula_value_is_prose(match, c.text):
         return None
     name, value = match.group("n"), match.group("v").rstrip(".,;")
     if not value or value.lower() in STOPWORDS or value.lower() in {"something", "whatever", "yours"}:

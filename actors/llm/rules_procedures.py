@@ -82,6 +82,20 @@ def _command_finding(command: str, purpose: str) -> Finding | None:
     return Finding(f"{purpose} command", normalize_belief(command), Kind.PROCEDURE, template.format(c=command))
 
 
+# Code, not a shell line: an argument list, a call, a block, a keyword argument ("`owners.sms_opt_in
+# :boolean, default: false`", "`use Appsignal.Phoenix`" is Elixir, read by the run word around it only).
+# `envoy run deploy`, `task exec migrate`: a program with a run/exec subcommand is a shell line.
+_SUBCOMMAND = re.compile(r"^[\w.-]+\s+(?:run|exec)\s+\S", _I)
+_CODE_SHAPED = re.compile(r",\s|[(){};]|=>|\s:\w|^[A-Z]|^\w+\.\w+\s")
+
+
+def _named_as_command(command: str, around: str) -> bool:
+    """A backticked line that starts with no known executable is a command only when the words
+    around it (not its own words: `use Foo` is code) call it one, and it is shaped like a shell line."""
+    shell_words = " " in command and command != "code" and not _CODE_SHAPED.search(command)
+    return shell_words and bool(_RUN_WORD.search(around) or _SUBCOMMAND.search(command))
+
+
 def extract_command(c: Clause) -> Finding | None:
     spans = list(BACKTICKED.finditer(c.text))
     previous_end = 0
@@ -89,7 +103,7 @@ def extract_command(c: Clause) -> Finding | None:
         command = span.group(1).strip()
         lead = c.text[previous_end : span.start()]
         previous_end = span.end()
-        if not (STARTS_EXE.match(command) or (" " in command and _RUN_WORD.search(c.text) and command != "code")):
+        if not (STARTS_EXE.match(command) or _named_as_command(command, c.text[: span.start()] + c.text[span.end() :])):
             continue
         # The purpose stated just before this command ("lint with `...`"), else the command's
         # own words (`pnpm build`), else the words after it ("`...` for tests").

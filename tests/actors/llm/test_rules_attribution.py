@@ -1,0 +1,109 @@
+"""Values stay with the thing that holds them (issue 11): a port belongs to the subject of its part of
+the clause, a tool name inside a path is no tool choice, code in backticks is no command, and a word
+describing a variable is not its value. Each negative has a positive control in the same shape."""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.llm.rules import RulesClient
+from engine.models import Unit
+
+SCOPE = "project:p"
+CLIENT = RulesClient()
+
+
+def found(user: str, assistant: str = "") -> list[tuple[str, str]]:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, user=user, assistant=assistant, request_id="r1")
+    return [(c.key, c.text) for c in CLIENT.extract([unit], SCOPE)]
+
+
+def ports(user: str, assistant: str = "") -> list[tuple[str, str]]:
+    return [(k, t) for k, t in found(user, assistant) if k.endswith("port")]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Exporter stats are served on port 9411, reachable only inside the cluster.",
+        "Added a second listener for 9411 (not attached to the load balancer).",
+        "Stats come out on port 9411, behind the bastion host.",
+    ],
+)
+def test_a_place_named_near_a_port_is_not_the_service(said: str) -> None:
+    got = ports("", said)
+    assert all("cluster" not in k and "bastion" not in k and "balancer" not in k for k, _ in got), got
+
+
+def test_a_port_in_the_second_half_of_a_clause_belongs_to_that_half() -> None:
+    got = ports("", "The staging Redis is published as `6379:6379`, but the cache config now falls back to 6380.")
+    assert [k for k, _ in got] == ["cache port"] or all("redis" not in k for k, _ in got), got
+    # control: the subject before the port in its own half is kept
+    assert ports("", "The docs site binds to 5499.") == [("docs site port", "The docs site listens on port 5499.")]
+
+
+def test_a_phrase_attached_after_the_port_still_names_it() -> None:
+    assert ports("port 8181 is the billing dashboard") == [
+        ("billing dashboard port", "The billing dashboard listens on port 8181.")
+    ]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "New `App.KafkaLive` view at `/kafka/topics/:name`, we use it from the admin page.",
+        "Moved the handler to `/elasticsearch/reindex/:id`; the ops team will use it now.",
+        "We use the module at `lib/redis/pool_helpers.rb` for everything queue related.",
+    ],
+)
+def test_a_tool_name_inside_a_path_is_no_tool_choice(said: str) -> None:
+    assert [t for _, t in found("", said) if t.startswith("The project uses")] == []
+
+
+def test_a_tool_name_in_prose_beside_a_path_is_still_a_choice() -> None:
+    got = found("the pool code lives in src/cache/pool.ts, and we use Redis for caching")
+    assert ("cache", "The project uses Redis as its cache.") in got
+    assert ("cache", "The project uses Valkey as its cache.") in found("we moved from Redis/Memcached to Valkey for caching")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "installing it is only `use Tracer.Endpoint` in the web module",
+        "add the migration: `add_column :users, :nickname, :string, null: true` and run it",
+        "to build it, call `Builder.new(opts).run` from the task",
+    ],
+)
+def test_code_in_backticks_is_not_a_command(said: str) -> None:
+    assert [k for k, _ in found(said) if k.endswith("command")] == []
+
+
+def test_a_shell_line_named_as_a_command_is_still_read() -> None:
+    assert ("deploy command", "To deploy, run `kamal deploy -d production`.") in found(
+        "to deploy we run `kamal deploy -d production` from the repo root"
+    )
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "no idea why the emails bounce, MAILER_DSN is configured fine on the box",
+        "`STATUS_PIN` is pin 21 on the new board, unchanged on the old one",
+    ],
+)
+def test_a_word_describing_a_variable_is_not_its_value(said: str) -> None:
+    assert [k for k, _ in found(said) if k.endswith("env var")] == []
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("LOG_FORMAT is json", "json"),
+        ("LOG_FORMAT is json in staging", "json"),
+        ("`LOG_FORMAT` is `logfmt` for now", "logfmt"),
+        ("QUEUE_CONCURRENCY is 12 everywhere", "12"),
+    ],
+)
+def test_a_value_after_is_is_still_read(said: str, value: str) -> None:
+    got = [t for k, t in found(said) if k.endswith("env var")]
+    assert len(got) == 1 and f"`{value}`" in got[0], got
