@@ -301,8 +301,16 @@ def _host_subject(c: Clause) -> tuple[str, str] | None:
     return None
 
 
+def _starts_a_command(value: str, text: str) -> bool:
+    """`ecto.create --quiet`, `manage.py migrate`: a dotted word that opens a longer backticked line
+    is a program or task name, not a host (a host in backticks stands alone or with its port)."""
+    return bool(re.search(r"`" + re.escape(value) + r"\s+[^`\s][^`]*`", text))
+
+
 def extract_host(c: Clause) -> Finding | None:
     found = _host_subject(c)
+    if found and _starts_a_command(found[1], c.text):
+        found = None
     if found and found[1].rsplit(".", 1)[-1].split(":")[0].lower() not in _FILE_EXTENSIONS:
         subject = lower_first(article_free(found[0]))
         stripped = _HOST_SUBJECT_TAIL.sub("", subject).strip()
@@ -328,6 +336,8 @@ def extract_host(c: Clause) -> Finding | None:
         qualifier = article_free(match.group("q"))
         head = "url" if "://" in match.group("v") else "host"
     value = match.group("v").rstrip(".,;")
+    if _starts_a_command(value, c.text):
+        return None
     if qualifier[:1].isupper() and qualifier[1:2].islower():
         qualifier = qualifier[:1].lower() + qualifier[1:]
     phrase = f"{qualifier} {head}".strip()

@@ -107,3 +107,10 @@ def test_a_word_describing_a_variable_is_not_its_value(said: str) -> None:
 def test_a_value_after_is_is_still_read(said: str, value: str) -> None:
     got = [t for k, t in found(said) if k.endswith("env var")]
     assert len(got) == 1 and f"`{value}`" in got[0], got
+
+
+def test_a_dotted_task_that_opens_a_command_line_is_no_host() -> None:
+    said = "The setup alias runs `db.reset --force` and `db.seed` before the suite."
+    assert [k for k, _ in found("", said) if k.endswith("host")] == []
+    # control: a host in backticks on its own is still a host
+    assert ("search host", "The search host is search.internal.") in found("the search host is `search.internal`")
