@@ -409,7 +409,7 @@ def is_value_token(token: str) -> bool:
 
 _FILLER = re.compile(
     r"^(?:(?:ok(?:ay)?|so|also|and|btw|fyi|by the way|actually|oh|alright|anyway|ugh|argh|meh|hmm+|lol|welp|oof|"
-    r"sigh|wow|whoa|yikes|hey|hi|hiya|morning|gm)\b[\s,:!.-]*"
+    r"sigh|wow|whoa|yikes|hey|hi|hiya|morning|gm)(?![\w-])[\s,:!.-]*"
     r"|(?:yes|yeah|yep|no|nope|right|great|cool|perfect|nice|thanks|thank you|well|update|"
     r"quick update|important|note|done|all done|good news|heads up|just so you know|"
     r"correction|sorry)\s*(?:[,:!.]+\s*|\s+-\s+|$))+",
@@ -417,7 +417,7 @@ _FILLER = re.compile(
 )
 _REMEMBER = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|do not forget|be aware|"
-    r"make a note|for the record)(?:\s+that)?\b[\s,:]*",
+    r"make a note|for the record)(?:\s+that)?(?![\w-])[\s,:]*",  # not "Remember-me cookie"
     re.I,
 )
 _FROM_NOW_ON = re.compile(

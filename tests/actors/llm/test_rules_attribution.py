@@ -114,3 +114,10 @@ def test_a_dotted_task_that_opens_a_command_line_is_no_host() -> None:
     assert [k for k, _ in found("", said) if k.endswith("host")] == []
     # control: a host in backticks on its own is still a host
     assert ("search host", "The search host is search.internal.") in found("the search host is `search.internal`")
+
+
+def test_a_hyphenated_word_is_not_cut_at_a_filler_it_starts_with() -> None:
+    texts = [t for _, t in found("", "- Remember-me tokens expire after 14 days for shoppers.")]
+    assert all(not t.startswith("-") for t in texts) and all("Remember-me" in t for t in texts), texts
+    texts = [t for _, t in found("", "- So-called preview builds are kept for 7 days.")]
+    assert all(not t.startswith("-") for t in texts), texts
