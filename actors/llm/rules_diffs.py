@@ -125,9 +125,15 @@ def _changed(old: list[str], new: list[str]) -> tuple[list[str], list[str], floa
 
 def _span(line: str, tokens: list[str]) -> str:
     """The part of ``line`` from the first of ``tokens`` to the last, as written (a value is said
-    as one phrase: "Aiyana Redcloud (@aiyana.r", not the tokens joined)."""
+    as one phrase: "Aiyana Redcloud (@aiyana.r)", not the tokens joined), a bracket it opens closed."""
     starts = [m for m in _TOKEN.finditer(line) if m.group(0) in tokens]
-    return line[starts[0].start():starts[-1].end()] if starts else " ".join(tokens)
+    if not starts:
+        return " ".join(tokens)
+    begin, end = starts[0].start(), starts[-1].end()
+    for opener, closer in ("()", "[]", "{}"):
+        while line.count(opener, begin, end) > line.count(closer, begin, end) and line.startswith(closer, end):
+            end += 1
+    return line[begin:end]
 
 
 def _pairs(hunk: Hunk) -> Iterator[tuple[str, list[str], list[str], str]]:

@@ -121,3 +121,12 @@ def test_every_reading_is_grounded_in_the_reply(rows: list[tuple[str, str, str]]
             assert value in removed  # only what a removed line said is retired
     u = unit(reply)
     assert all(check_candidate(c, {"u1": u}).ok for c in RulesClient().extract([u], "project:p"))
+
+
+def test_a_value_with_a_bracket_keeps_it_closed() -> None:
+    reply = fenced("--- a/docs/oncall.md\n+++ b/docs/oncall.md\n-Pager lead: Tomasz Wren (@twren). Escalate after 15 min.\n"
+                   "+Pager lead: Ilse Okafor (@iokafor). Escalate after 15 min.\n")
+    (f,) = diff_findings(reply)
+    assert f.belief.count("(") == f.belief.count(")"), f.belief
+    assert all(r.count("(") == r.count(")") for r in f.retires), f.retires
+    assert "iokafor" in f.belief and any("twren" in r for r in f.retires)
