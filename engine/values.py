@@ -26,6 +26,20 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("number", re.compile(r"(?<![\w.:-])\d+(?!\w)(?![.:-]\w)")),
 )
 
+# What every match of a shape contains (the pattern cannot match a text without it), found by
+# a cheap search: a shape whose hint is absent is not scanned. A full read is seven scans, about
+# 47 us a sentence, and a recall at 100k memories reads a dozen texts that the cache below has
+# not seen (issue 15); most texts have no URL, code, clock time or path.
+_HINTS: dict[str, re.Pattern[str]] = {
+    "url": re.compile("://"),
+    "code": re.compile("`"),
+    "time": re.compile(r"\d:\d"),  # CLOCK_TIME: hours, a colon, minutes
+    "host": re.compile(r"\.[a-z]{2}", re.I),  # the last label: a dot and two letters or more
+    "path": re.compile("/"),
+    "version": re.compile(r"\d\.\d"),
+    "number": re.compile(r"\d"),
+}
+
 
 _HOST_OF_URL = re.compile(r"://(?:[^@/\s]+@)?([^/:\s]+)")
 
@@ -33,6 +47,8 @@ _HOST_OF_URL = re.compile(r"://(?:[^@/\s]+@)?([^/:\s]+)")
 def _read(text: str, out: dict[str, set[str]]) -> None:
     taken: list[tuple[int, int]] = []
     for name, pattern in _SHAPES:
+        if not _HINTS[name].search(text):
+            continue
         for m in pattern.finditer(text):
             if any(m.start() < end and start < m.end() for start, end in taken):
                 continue
