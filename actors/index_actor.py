@@ -235,8 +235,11 @@ class IndexService:
                        ) -> tuple[str, list[tuple[str, float]], PackedVectors]:
         """:meth:`checked_search`, plus the vectors of the hits and of the ids in ``also`` (those indexed):
         a recall scores and suppresses its candidates from memory, without reading them from disk."""
-        hits = self.search(vector, scopes, k)
-        found = self.index.vectors(dict.fromkeys([*(h[0] for h in hits), *also]))
+        if self.local is None:
+            hits, found = self.index.search_vectors(np.asarray(vector, dtype=np.float32).reshape(-1), list(scopes), k, also)
+        else:  # split space: each half searched on its own (:meth:`search`)
+            hits = self.search(vector, scopes, k)
+            found = self.index.vectors(dict.fromkeys([*(h[0] for h in hits), *also]))
         return self._generation, hits, PackedVectors.of(found, self.dim)
 
     def checked_embed_search(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
