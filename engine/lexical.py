@@ -13,6 +13,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from operator import itemgetter
 
 import numpy as np
 
@@ -79,7 +80,8 @@ def bm25_normalise(scores: dict[str, float], ceiling: float, limit: int) -> dict
     """The best ``limit`` scores divided by ``ceiling``, ties broken by id (shared by every index)."""
     if ceiling <= 0:
         return {}
-    best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    # Best score first, ties by id: sorted by id, then (stable) by score descending, both keys in C.
+    best = sorted(sorted(scores.items(), key=itemgetter(0)), key=itemgetter(1), reverse=True)[:limit]
     return {doc_id: min(1.0, s / ceiling) for doc_id, s in best}
 
 
@@ -401,11 +403,13 @@ class BM25Index:
         order = sorted(present, key=lambda it: (-bounds[it[0]], len(it[3].slots), it[0]))
         cand = np.zeros(0, dtype=np.int64)
         scores = np.zeros(0, dtype=np.float64)
+        seen = np.zeros(mask.size, dtype=bool)  # the candidates so far, as a mask (a set difference sorts)
         for j in range(1, len(order) + 1):
             p = order[j - 1][3]
             slots = np.frombuffer(p.slots, dtype=np.int32).astype(np.int64)
-            new = np.setdiff1d(slots[mask[slots]], cand, assume_unique=True)
+            new = slots[mask[slots] & ~seen[slots]]
             if new.size:  # every candidate is scored once, on all the query's terms
+                seen[new] = True
                 cand = np.concatenate([cand, new])
                 scores = np.concatenate([scores, self._scores(new, present, avg)])
             if j == len(order):
