@@ -401,12 +401,14 @@ class BM25Index:
 
         bounds = {pos: self._bound(p, idf, avg) for pos, _, idf, p in present}
         order = sorted(present, key=lambda it: (-bounds[it[0]], len(it[3].slots), it[0]))
-        cand = np.zeros(0, dtype=np.int64)
+        # Slots stay int32, the postings' own type: a binary search of int64 candidates in int32
+        # postings casts the whole postings list first (most of a search at 100k, issue 15).
+        cand = np.zeros(0, dtype=np.int32)
         scores = np.zeros(0, dtype=np.float64)
         seen = np.zeros(mask.size, dtype=bool)  # the candidates so far, as a mask (a set difference sorts)
         for j in range(1, len(order) + 1):
             p = order[j - 1][3]
-            slots = np.frombuffer(p.slots, dtype=np.int32).astype(np.int64)
+            slots = np.frombuffer(p.slots, dtype=np.int32)
             new = slots[mask[slots] & ~seen[slots]]
             if new.size:  # every candidate is scored once, on all the query's terms
                 seen[new] = True
