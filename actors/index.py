@@ -442,6 +442,12 @@ class VectorIndex:
         with _faiss_errors("reconstruct candidates"):
             current = held.index.reconstruct_batch(np.asarray(live, dtype=np.int64))
         exact = current @ query[0]
+        if len(live) > k:
+            # Only the k best of this scope (and any tied with the k-th) can be in the answer: the
+            # others are not looked up by id (one dictionary miss each at 100k, issue 15).
+            cut = len(live) - k
+            best = np.flatnonzero(exact >= np.partition(exact, cut)[cut])
+            live, current, exact = [live[i] for i in best.tolist()], current[best], exact[best]
         ids = [self._id_of[label] for label in live]
         if kept is not None:
             kept.update(zip(ids, np.asarray(current, dtype=np.float32), strict=True))

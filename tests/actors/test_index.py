@@ -290,6 +290,9 @@ def test_search_returns_only_live_ids_of_the_asked_scopes_with_exact_scores(
             also = ["m0", "m24", "unknown"]
             both, found = index.search_vectors(query, scopes, k, also)
             assert both == index.search(query, scopes, k)
+            # the best k of the whole ranking (an HNSW rescoring's last bit depends on how many it rescores)
+            assert [h[0] for h in both] == [h[0] for h in hits[:k]]
+            assert [h[1] for h in both] == pytest.approx([h[1] for h in hits[:k]], abs=1e-6)
             expected = index.vectors([*(h[0] for h in both), *also])
             assert found.keys() == expected.keys() and all(np.array_equal(found[i], expected[i]) for i in found)
     assert index.size() == len(model)
