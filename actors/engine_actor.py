@@ -621,7 +621,7 @@ class EngineService:
                     v = self.index.embed([m.text], _local_only([m]))[0]
                 cos = float(np.dot(qvec, v)) if v is not None else 0.0
             # built unvalidated: every field is already typed (a model per candidate is most of a recall)
-            pool.append(Shortlisted.model_construct(memory=m, cos=float(cos), lex=lex.get(mid, 0.0)))
+            pool.append(Shortlisted.of(m, float(cos), lex.get(mid, 0.0)))
         always = self.table.always_on() + self._global.always_on()
 
         def rival_of(m: Memory) -> Memory | None:
@@ -631,8 +631,10 @@ class EngineService:
                     return other
             return None
 
+        distinct = self.distinct
+
         def pair_cosine(a: str, b: str) -> float:
-            if frozenset((a, b)) in self.distinct:
+            if distinct and frozenset((a, b)) in distinct:
                 return 0.0
             va, vb = vectors.get(a), vectors.get(b)
             return float(np.dot(va, vb)) if va is not None and vb is not None else 0.0

@@ -235,9 +235,15 @@ class IndexService:
                        ) -> tuple[str, list[tuple[str, float]], PackedVectors]:
         """:meth:`checked_search`, plus the vectors of the hits and of the ids in ``also`` (those indexed):
         a recall scores and suppresses its candidates from memory, without reading them from disk."""
-        hits = self.search(vector, scopes, k)
-        found = self.index.vectors(dict.fromkeys([*(h[0] for h in hits), *also]))
+        hits, found = self._search_found(vector, scopes, k, also)
         return self._generation, hits, PackedVectors.of(found, self.dim)
+
+    def _search_found(self, vector: np.ndarray, scopes: Sequence[str], k: int, also: Sequence[str]
+                      ) -> tuple[list[tuple[str, float]], dict[str, np.ndarray]]:
+        if self.local is None:
+            return self.index.search_vectors(np.asarray(vector, dtype=np.float32).reshape(-1), list(scopes), k, also)
+        hits = self.search(vector, scopes, k)  # split space: each half searched on its own (:meth:`search`)
+        return hits, self.index.vectors(dict.fromkeys([*(h[0] for h in hits), *also]))
 
     def checked_embed_search(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
                              ) -> tuple[str, np.ndarray, list[tuple[str, float]], PackedVectors]:
@@ -250,9 +256,11 @@ class IndexService:
 
     def embed_search_vectors(self, text: str, scopes: Sequence[str], k: int, also: Sequence[str] = ()
                              ) -> tuple[np.ndarray, list[tuple[str, float]], dict[str, np.ndarray]]:
-        """:meth:`checked_embed_search` without the generation (the engine's port in process)."""
-        _, vec, hits, vectors = self.checked_embed_search(text, scopes, k, also)
-        return vec, hits, vectors.as_dict()
+        """:meth:`checked_embed_search` without the generation (the engine's port in process: the vectors
+        stay a dict, not packed into one matrix for Ray and unpacked again)."""
+        vec = self.embed_query(text)
+        hits, found = self._search_found(vec, scopes, k, also)
+        return vec, hits, found
 
     def embed_search(self, text: str, scopes: Sequence[str], k: int) -> tuple[np.ndarray, list[tuple[str, float]]]:
         vec = self.embed_query(text)

@@ -13,6 +13,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from operator import itemgetter
 
 import numpy as np
 
@@ -79,7 +80,8 @@ def bm25_normalise(scores: dict[str, float], ceiling: float, limit: int) -> dict
     """The best ``limit`` scores divided by ``ceiling``, ties broken by id (shared by every index)."""
     if ceiling <= 0:
         return {}
-    best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    # Best score first, ties by id: sorted by id, then (stable) by score descending, both keys in C.
+    best = sorted(sorted(scores.items(), key=itemgetter(0)), key=itemgetter(1), reverse=True)[:limit]
     return {doc_id: min(1.0, s / ceiling) for doc_id, s in best}
 
 
@@ -112,6 +114,10 @@ class BM25Index:
 
     #: Retired slots are dropped once they outnumber the live ones and pass this count.
     renumber_min = 1024
+    #: A term in at least one slot in this many is read by slot rather than by binary search
+    #: (:meth:`_scores`): at 100k memories (781 postings and up) a search's mean CPU about 0.65 -> 0.55 ms,
+    #: the same at 1k and 10k (300 synthetic queries, eval.perf.synth; issue 15).
+    dense_share = 128
 
     def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
@@ -399,15 +405,20 @@ class BM25Index:
 
         bounds = {pos: self._bound(p, idf, avg) for pos, _, idf, p in present}
         order = sorted(present, key=lambda it: (-bounds[it[0]], len(it[3].slots), it[0]))
-        cand = np.zeros(0, dtype=np.int64)
+        # Slots stay int32, the postings' own type: a binary search of int64 candidates in int32
+        # postings casts the whole postings list first (most of a search at 100k, issue 15).
+        cand = np.zeros(0, dtype=np.int32)
         scores = np.zeros(0, dtype=np.float64)
+        seen = np.zeros(mask.size, dtype=bool)  # the candidates so far, as a mask (a set difference sorts)
+        dense: dict[int, np.ndarray] = {}
         for j in range(1, len(order) + 1):
             p = order[j - 1][3]
-            slots = np.frombuffer(p.slots, dtype=np.int32).astype(np.int64)
-            new = np.setdiff1d(slots[mask[slots]], cand, assume_unique=True)
+            slots = np.frombuffer(p.slots, dtype=np.int32)
+            new = slots[mask[slots] & ~seen[slots]]
             if new.size:  # every candidate is scored once, on all the query's terms
+                seen[new] = True
                 cand = np.concatenate([cand, new])
-                scores = np.concatenate([scores, self._scores(new, present, avg)])
+                scores = np.concatenate([scores, self._scores(new, present, avg, dense)])
             if j == len(order):
                 break
             rest = sum(bounds[it[0]] for it in order[j:])
@@ -435,20 +446,37 @@ class BM25Index:
         k1, b = self.k1, self.b
         return idf * max(tf * (k1 + 1) / (tf + k1 * (1 - b + b * n / avg)) for tf, n in p.shortest.items()) * (1 + 1e-9)
 
-    def _scores(self, cand: np.ndarray, present: Sequence[tuple[int, str, float, _Postings]], avg: float) -> np.ndarray:
+    def _scores(self, cand: np.ndarray, present: Sequence[tuple[int, str, float, _Postings]], avg: float,
+                dense: dict[int, np.ndarray] | None = None) -> np.ndarray:
         """Exact BM25 of the candidate slots: each term's part found by binary search in
-        its postings, added in query order (the same additions, in the same order, as the loop)."""
+        its postings, added in query order (the same additions, in the same order, as the loop).
+
+        A term with many postings is read from a slot-indexed array of its term frequencies instead
+        (built once per search in ``dense``, keyed by query position): the same numbers, without a
+        binary search of thousands of candidates in tens of thousands of postings (issue 15).
+        """
         k1, b = self.k1, self.b
         lens = self._lens[cand]
         scores = np.zeros(cand.size, dtype=np.float64)
-        for _, _, idf, p in present:
+        for pos, _, idf, p in present:
             slots = np.frombuffer(p.slots, dtype=np.int32)
-            at = np.searchsorted(slots, cand)
-            at_ok = np.minimum(at, slots.size - 1)
-            has = slots[at_ok] == cand
-            if not has.any():
-                continue
-            tf = np.frombuffer(p.tfs, dtype=np.int32)[at_ok[has]].astype(np.float64)
+            if dense is not None and slots.size * self.dense_share >= self._lens.size:
+                by_slot = dense.get(pos)
+                if by_slot is None:
+                    by_slot = dense[pos] = np.zeros(self._lens.size, dtype=np.int32)
+                    by_slot[slots] = np.frombuffer(p.tfs, dtype=np.int32)  # a slot is in a postings list once
+                tf_all = by_slot[cand]
+                has = tf_all > 0  # a document holding a term holds it at least once
+                if not has.any():
+                    continue
+                tf = tf_all[has].astype(np.float64)
+            else:
+                at = np.searchsorted(slots, cand)
+                at_ok = np.minimum(at, slots.size - 1)
+                has = slots[at_ok] == cand
+                if not has.any():
+                    continue
+                tf = np.frombuffer(p.tfs, dtype=np.int32)[at_ok[has]].astype(np.float64)
             # The same operations, in the same order, as the per-document formula.
             norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lens[has] / avg))
             scores[has] = scores[has] + idf * norm

@@ -26,17 +26,46 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("number", re.compile(r"(?<![\w.:-])\d+(?!\w)(?![.:-]\w)")),
 )
 
+# What every match of a shape contains (the pattern cannot match a text without it): a literal,
+# found by a substring search, then a cheap pattern, searched from the first digit for the shapes
+# that start with one. A shape whose hint is absent is not scanned. A full read is seven scans,
+# about 47 us a sentence, and a recall at 100k memories reads a dozen texts that the cache below
+# has not seen (issue 15); most texts have no URL, code, clock time or path.
+_HINTS: dict[str, tuple[str, re.Pattern[str] | None, bool]] = {  # shape: (literal, pattern, from the first digit)
+    "url": ("://", None, False),
+    "code": ("`", None, False),
+    "time": (":", re.compile(r"\d:\d"), True),  # CLOCK_TIME: hours, a colon, minutes
+    "host": (".", re.compile(r"\.[a-z]{2}", re.I), False),  # the last label: a dot and two letters or more
+    "path": ("/", None, False),
+    "version": (".", re.compile(r"\d\.\d"), True),
+    "number": ("", None, True),
+}
+_DIGIT = re.compile(r"\d")
+
+
+def _may_hold(name: str, text: str, first_digit: int) -> bool:
+    """Whether ``text`` has the hint of shape ``name`` (``first_digit``: where its first digit is, or -1)."""
+    literal, pattern, from_digit = _HINTS[name]
+    if literal not in text or (from_digit and first_digit < 0):
+        return False
+    return pattern is None or pattern.search(text, first_digit if from_digit else 0) is not None
+
 
 _HOST_OF_URL = re.compile(r"://(?:[^@/\s]+@)?([^/:\s]+)")
 
 
 def _read(text: str, out: dict[str, set[str]]) -> None:
     taken: list[tuple[int, int]] = []
+    digit = _DIGIT.search(text)
+    first_digit = digit.start() if digit is not None else -1
     for name, pattern in _SHAPES:
+        if not _may_hold(name, text, first_digit):
+            continue
         for m in pattern.finditer(text):
-            if any(m.start() < end and start < m.end() for start, end in taken):
+            lo, hi = m.span()
+            if taken and any(lo < end and start < hi for start, end in taken):
                 continue
-            taken.append((m.start(), m.end()))
+            taken.append((lo, hi))
             value = m.group(0).strip("`").lower().rstrip(".")
             out.setdefault(name, set()).add(value)
             if name == "url" and (host := _HOST_OF_URL.search(value)):

@@ -286,6 +286,15 @@ def test_search_returns_only_live_ids_of_the_asked_scopes_with_exact_scores(
         for name, score in hits:
             assert score == pytest.approx(float(live[name] @ query), abs=1e-5)
         assert [h[1] for h in hits] == sorted((h[1] for h in hits), reverse=True)
+        for k in (1, 3, len(live) + 3):  # one call: the same hits and the same vectors as two
+            also = ["m0", "m24", "unknown"]
+            both, found = index.search_vectors(query, scopes, k, also)
+            assert both == index.search(query, scopes, k)
+            # the best k of the whole ranking (an HNSW rescoring's last bit depends on how many it rescores)
+            assert [h[0] for h in both] == [h[0] for h in hits[:k]]
+            assert [h[1] for h in both] == pytest.approx([h[1] for h in hits[:k]], abs=1e-6)
+            expected = index.vectors([*(h[0] for h in both), *also])
+            assert found.keys() == expected.keys() and all(np.array_equal(found[i], expected[i]) for i in found)
     assert index.size() == len(model)
 
 

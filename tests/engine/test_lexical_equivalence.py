@@ -81,11 +81,20 @@ class _Eager(BM25Index):
     renumber_min = 2  # renumber often, so the property covers it
 
 
+class _EagerSearched(_Eager):
+    dense_share = 0  # every term found by binary search in its postings
+
+
+class _EagerBySlot(_Eager):
+    dense_share = 1 << 30  # every term read from its slot-indexed term frequencies
+
+
 @settings(max_examples=150, deadline=None)
-@given(ops, st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), st.integers(1, 8))
+@given(ops, st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), st.integers(1, 8),
+       st.sampled_from([_Eager, _EagerSearched, _EagerBySlot]))
 def test_any_sequence_of_adds_and_removes_scores_like_the_reference(
-        seq: list[tuple[str, int, list[str]]], query_words: list[str], limit: int) -> None:
-    new, old = _Eager(), ReferenceBM25()
+        seq: list[tuple[str, int, list[str]]], query_words: list[str], limit: int, kind: type[BM25Index]) -> None:
+    new, old = kind(), ReferenceBM25()
     for op, n, words in seq:
         doc = f"d{n}"
         if op == "add":

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings as hsettings, strategies as st
+from pydantic import ValidationError
 
 from engine.models import Tension, TrustState
 from engine.state import MemoryTable
@@ -68,6 +70,19 @@ def test_a_decoded_memory_behaves_like_the_model_it_came_from() -> None:
     many = make_memories("p", DECODED_CACHE + 50)
     table = MemoryTable(many)
     assert all(table.get(x.id) == x for x in many[:60]) and len(table._decoded) <= DECODED_CACHE
+
+
+def test_decoded_memories_share_one_fields_set_that_copies_and_frozen_writes_leave_alone() -> None:
+    from engine.state import FIELDS, from_record, record_of
+
+    a, b = (from_record(record_of(m)) for m in make_memories("p", 2))
+    assert a.model_fields_set is b.model_fields_set  # one set for every decode
+    copied = a.model_copy(update={"superseded_by": "m_x"})
+    with pytest.raises(ValidationError):
+        a.value = 3.0  # type: ignore[misc]  # frozen: never reaches the fields set
+    assert copied.superseded_by == "m_x" and copied.model_fields_set is not a.model_fields_set
+    assert a.model_fields_set == b.model_fields_set == set(FIELDS)  # positive control: all fields, unchanged
+    assert b.model_copy().model_dump() == b.model_dump()
 
 
 def _scan(table: MemoryTable, memory_id: str) -> list[str]:

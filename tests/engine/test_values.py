@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from engine.values import other_values, value_shapes
@@ -59,3 +59,41 @@ def test_every_clock_time_is_read_as_a_time_everywhere(hour: int, minute: int, p
 ])
 def test_a_number_that_only_looks_like_a_clock_is_no_time(text: str) -> None:
     assert "time" not in value_shapes(text)  # positive control: the property test above
+
+
+def _read_every_shape(text: str) -> dict[str, set[str]]:
+    """``values._read`` without its hints: every shape's pattern scanned (the reference)."""
+    from engine import values
+
+    out: dict[str, set[str]] = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(values, "_may_hold", lambda name, text, first_digit: True)  # every shape scanned
+        values._read(text, out)
+    return out
+
+
+# Characters and pieces of every shape (and the Kelvin sign, a letter to ``[a-z]`` under re.I).
+_SHAPE_CHARS = st.sampled_from(list("ab.Zk:/`~@-_9071 v\n") + [
+    " ", " ", "://", "http", "x.io", "cache.lan", "9:05", "12:30", "1.2", "v1.2.3", "ab/cd", "`x 1.2`", "\u212a"])
+
+
+@given(st.lists(_SHAPE_CHARS, max_size=40).map("".join) | st.text(max_size=80))
+@example("at 9:05, see x.io, go 1.2 or v3, ./a, `k`, s3://b")  # each shape at its shortest
+def test_hints_skip_only_scans_that_cannot_match(text: str) -> None:
+    from engine.values import _read
+
+    hinted: dict[str, set[str]] = {}
+    _read(text, hinted)
+    assert hinted == _read_every_shape(text)
+
+
+def test_the_reference_read_scans_what_hints_skip() -> None:
+    # positive control: the reference really scans every shape (a hint that never matches would
+    # make both reads empty), and the hinted read finds the same values
+    from engine.values import _read
+
+    text = "docs at https://docs.example.dev/v2 from 06:45, `uv 3.11`, port 8080, ~/x/y"
+    hinted: dict[str, set[str]] = {}
+    _read(text, hinted)
+    assert set(hinted) == {"url", "host", "code", "version", "time", "number", "path"}
+    assert hinted == _read_every_shape(text)
