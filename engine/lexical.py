@@ -3,6 +3,11 @@
 Developers ask about ``camelCase`` names, ``snake_case`` functions, ``src/payments/``
 paths, ``pytest -x`` flags and ``3.12`` versions; the tokenizer keeps each identifier
 whole *and* splits it into its parts, so both "payments" and "src/payments" match.
+
+The BM25 index also folds inflection (``tokenize(text, fold=True)``): a plain prose word adds its
+stem (:func:`engine.inflection.stem`), so "who runs the releases" reaches "Release owner: ...".
+The stem is an extra token: every token made without folding is still made, and identifiers,
+paths, versions and camelCase words are never folded.
 """
 
 from __future__ import annotations
@@ -16,9 +21,13 @@ from functools import lru_cache
 
 import numpy as np
 
+from engine.inflection import stem
+
 _RAW = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:@+#-]*")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+(?:\.\d+)*")
 _SPLIT = re.compile(r"[_/:@+#-]+|(?<!\d)\.|\.(?!\d)")
+# A prose word: letters only, lower-case after an optional capital ("Releases", not "URLs" or "parseId").
+_PROSE = re.compile(r"[A-Za-z][a-z]+")
 
 STOPWORDS = frozenset(
     """a an and are as at be been but by can could did do does for from had has have how i
@@ -34,9 +43,15 @@ def whole_words(text: str) -> set[str]:
     return {w for w in (m.group(0).lower().rstrip(".:-/") for m in _RAW.finditer(text)) if w}
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-cased tokens: whole identifiers plus their camelCase/snake_case/path parts."""
+def tokenize(text: str, *, fold: bool = False) -> list[str]:
+    """Lower-cased tokens: whole identifiers plus their camelCase/snake_case/path parts.
+
+    With ``fold``, the inflection stems of the prose words follow (``"releases"`` adds
+    ``"releas"``, when the stem differs from the word): the tokens without ``fold`` come first,
+    unchanged, so every match made without folding is still made.
+    """
     out: list[str] = []
+    stems: list[str] = []
     for match in _RAW.finditer(text):
         head, segments, parts = _word(match.group(0))
         out.extend(head)
@@ -44,7 +59,9 @@ def tokenize(text: str) -> list[str]:
             if seg not in out:
                 out.append(seg)
         out.extend(parts)
-    return out
+        if fold and (folded := _folded(match.group(0))):
+            stems.append(folded)
+    return out + stems
 
 
 @lru_cache(maxsize=1 << 16)
@@ -63,6 +80,24 @@ def _word(matched: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
         segments = tuple(seg for seg in low.split("/") if seg) if "/" in low else ()
         return head, segments, tuple(p.lower() for p in pieces if p.lower() not in STOPWORDS)
     return head, (), ()
+
+
+@lru_cache(maxsize=1 << 16)
+def _folded(matched: str) -> str:
+    """The inflection stem of one raw word when it is prose and the stem differs from it, else "".
+
+    Cached like :func:`_word`: a store's words recur.
+
+    Identifiers keep only their exact tokens: a word with a digit, punctuation or a capital
+    after its first letter (``users.py``, ``v1.20``, ``parseOrderId``, ``URLs``) is never folded,
+    and neither is a stopword. A stem that is itself a stopword is not added either.
+    """
+    raw = matched.rstrip(".:-/")
+    if not _PROSE.fullmatch(raw):
+        return ""
+    low = raw.lower()
+    folded = stem(low)
+    return folded if folded != low and low not in STOPWORDS and folded not in STOPWORDS else ""
 
 
 def _joined(words: Sequence[str]) -> np.ndarray:
@@ -137,10 +172,10 @@ class BM25Index:
 
     def add(self, doc_id: str, text: str) -> None:
         """Index (or re-index) one document."""
-        self.add_tokens(doc_id, tokenize(text))
+        self.add_tokens(doc_id, tokenize(text, fold=True))
 
     def add_tokens(self, doc_id: str, tokens: Sequence[str]) -> None:
-        """Index one document given as its :func:`tokenize` tokens."""
+        """Index one document given as its ``tokenize(text, fold=True)`` tokens."""
         if doc_id in self._slot:
             self.remove(doc_id)
         terms = Counter(tokens)
@@ -177,7 +212,7 @@ class BM25Index:
             for doc_id, text in docs:  # not a fresh index, or an id twice: the general path
                 self.add(doc_id, text)
             return
-        token_lists = [tokenize(text) for _, text in docs]
+        token_lists = [tokenize(text, fold=True) for _, text in docs]
         term_of: dict[str, int] = {}
         flat = np.fromiter((term_of.setdefault(t, len(term_of)) for tokens in token_lists for t in tokens),
                            dtype=np.int64)
@@ -378,7 +413,7 @@ class BM25Index:
         document can enter the top: the answer is the exhaustive one, same ids, same
         scores (``eval/perf/bm25_reference.py`` is the oracle).
         """
-        terms = list(dict.fromkeys(tokenize(query)))
+        terms = list(dict.fromkeys(tokenize(query, fold=True)))
         if not terms or not self._slot or limit < 1:
             return {}
         mask = self._alive

@@ -34,7 +34,7 @@ class ReferenceBM25:
         """Index (or re-index) one document."""
         if doc_id in self._docs:
             self.remove(doc_id)
-        terms = Counter(tokenize(text))
+        terms = Counter(tokenize(text, fold=True))  # the terms BM25Index indexes
         self._docs[doc_id] = terms
         n = sum(terms.values())
         self._len[doc_id] = n
@@ -70,7 +70,7 @@ class ReferenceBM25:
         query (every term present once in a document of average length), so it is
         comparable across queries and bounded.
         """
-        terms = list(dict.fromkeys(tokenize(query)))
+        terms = list(dict.fromkeys(tokenize(query, fold=True)))
         if not terms or not self._docs:
             return {}
         allow = set(allowed) if allowed is not None else None
