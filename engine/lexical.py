@@ -458,20 +458,26 @@ class BM25Index:
         if ceiling <= 0 or not present:
             return {}
 
-        bounds = {pos: max(self._bound(p, idf, avg) for idf, p in members) for pos, members in present}
-        order = sorted(present, key=lambda it: (-bounds[it[0]], sum(len(p.slots) for _, p in it[1]), it[0]))
+        # MaxScore over the terms (a word and its stem apart): a document holding none of the terms
+        # taken so far gets from each query word at most the best bound of its terms not yet taken.
+        terms_by_bound = sorted(((self._bound(p, idf, avg), len(p.slots), pos, k, p)
+                                 for pos, members in present for k, (idf, p) in enumerate(members)),
+                                key=lambda it: (-it[0], it[1], it[2], it[3]))
         cand = np.zeros(0, dtype=np.int64)
         scores = np.zeros(0, dtype=np.float64)
-        for j in range(1, len(order) + 1):
-            slots = np.unique(np.concatenate([np.frombuffer(p.slots, dtype=np.int32) for _, p in order[j - 1][1]])
-                              ).astype(np.int64)
+        for j in range(1, len(terms_by_bound) + 1):
+            p = terms_by_bound[j - 1][4]
+            slots = np.frombuffer(p.slots, dtype=np.int32).astype(np.int64)
             new = np.setdiff1d(slots[mask[slots]], cand, assume_unique=True)
             if new.size:  # every candidate is scored once, on all the query's terms
                 cand = np.concatenate([cand, new])
                 scores = np.concatenate([scores, self._scores(new, present, avg)])
-            if j == len(order):
+            if j == len(terms_by_bound):
                 break
-            rest = sum(bounds[it[0]] for it in order[j:])
+            left: dict[int, float] = {}
+            for bound, _, pos, _, _ in terms_by_bound[j:]:
+                left[pos] = max(left.get(pos, 0.0), bound)
+            rest = sum(left.values())
             if cand.size >= limit:
                 kth = np.partition(scores, cand.size - limit)[cand.size - limit]
                 if kth > rest:
