@@ -3,6 +3,11 @@
 Developers ask about ``camelCase`` names, ``snake_case`` functions, ``src/payments/``
 paths, ``pytest -x`` flags and ``3.12`` versions; the tokenizer keeps each identifier
 whole *and* splits it into its parts, so both "payments" and "src/payments" match.
+
+The BM25 index also folds inflection (``tokenize(text, fold=True)``): a plain prose word adds its
+stem (:func:`engine.inflection.stem`) as a marked extra term, so "who runs the releases" reaches
+"Release owner: ...". Every token made without folding is still made, with the same postings, and
+identifiers, paths, versions and camelCase words are never folded.
 """
 
 from __future__ import annotations
@@ -17,9 +22,16 @@ from operator import itemgetter
 
 import numpy as np
 
+from engine.inflection import stem
+
 _RAW = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:@+#-]*")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+(?:\.\d+)*")
 _SPLIT = re.compile(r"[_/:@+#-]+|(?<!\d)\.|\.(?!\d)")
+#: Marks a stem term: no token has it (``_RAW``), so stems never mix with the words and
+#: identifiers the index holds ("run" the word and "~run", the stem of "runs", "running", "run").
+STEM_MARK = "~"
+# A prose word: letters only, lower-case after an optional capital ("Releases", not "URLs" or "parseId").
+_PROSE = re.compile(r"[A-Za-z][a-z]+")
 
 STOPWORDS = frozenset(
     """a an and are as at be been but by can could did do does for from had has have how i
@@ -35,9 +47,21 @@ def whole_words(text: str) -> set[str]:
     return {w for w in (m.group(0).lower().rstrip(".:-/") for m in _RAW.finditer(text)) if w}
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-cased tokens: whole identifiers plus their camelCase/snake_case/path parts."""
+def tokenize(text: str, *, fold: bool = False) -> list[str]:
+    """Lower-cased tokens: whole identifiers plus their camelCase/snake_case/path parts.
+
+    With ``fold``, the inflection stems of the prose words follow, marked (``"releases"`` adds
+    ``"~releas"``, and so does ``"release"``): the tokens without ``fold`` come first, unchanged,
+    so every match made without folding is still made.
+    """
+    plain, stems = tokenize_with_stems(text, fold)
+    return plain + [folded for _, folded in stems]
+
+
+def tokenize_with_stems(text: str, fold: bool) -> tuple[list[str], list[tuple[str, str]]]:
+    """The tokens of ``text``, and with ``fold`` (word, stem term) for each prose word."""
     out: list[str] = []
+    stems: list[tuple[str, str]] = []
     for match in _RAW.finditer(text):
         head, segments, parts = _word(match.group(0))
         out.extend(head)
@@ -45,7 +69,9 @@ def tokenize(text: str) -> list[str]:
             if seg not in out:
                 out.append(seg)
         out.extend(parts)
-    return out
+        if fold and (folded := _folded(match.group(0))):
+            stems.append((head[0], folded))
+    return out, stems
 
 
 @lru_cache(maxsize=1 << 16)
@@ -64,6 +90,21 @@ def _word(matched: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
         segments = tuple(seg for seg in low.split("/") if seg) if "/" in low else ()
         return head, segments, tuple(p.lower() for p in pieces if p.lower() not in STOPWORDS)
     return head, (), ()
+
+
+@lru_cache(maxsize=1 << 16)
+def _folded(matched: str) -> str:
+    """The stem term of one raw word when it is prose (``"Releases"`` -> ``"~releas"``), else "".
+
+    Cached like :func:`_word`: a store's words recur. Identifiers keep only their exact tokens:
+    a word with a digit, punctuation or a capital after its first letter (``users.py``,
+    ``v1.20``, ``parseOrderId``, ``URLs``) is never folded, and neither is a stopword.
+    """
+    raw = matched.rstrip(".:-/")
+    if not _PROSE.fullmatch(raw):
+        return ""
+    low = raw.lower()
+    return "" if low in STOPWORDS else STEM_MARK + stem(low)
 
 
 def _joined(words: Sequence[str]) -> np.ndarray:
@@ -110,6 +151,13 @@ class BM25Index:
     document costs a few bytes per token instead of one ``Counter`` object. Scores are
     the same numbers, in the same order of operations, as the textbook per-document loop
     (``eval/perf/bm25_reference.py`` keeps that loop as the oracle).
+
+    Inflection (``fold``, on by default): a document also holds the stems of its prose words,
+    and a query word with a stem scores a document by the better of its own term and its stem
+    ("releases" reaches "release"). A word still counts once in the best score a query can reach
+    and stems do not count in a document's length, so every document scores at least what it
+    scores without folding, and the same when no stem adds to it (``fold=False``: the index as
+    it was before stems).
     """
 
     #: Retired slots are dropped once they outnumber the live ones and pass this count.
@@ -119,9 +167,10 @@ class BM25Index:
     #: the same at 1k and 10k (300 synthetic queries, eval.perf.synth; issue 15).
     dense_share = 128
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(self, k1: float = 1.2, b: float = 0.75, *, fold: bool = True) -> None:
         self.k1 = k1
         self.b = b
+        self.fold = fold
         self._slot: dict[str, int] = {}
         self._ids: list[str | None] = []
         # distinct terms of each slot (for removal); None: read from the arrays it was loaded from
@@ -143,10 +192,12 @@ class BM25Index:
 
     def add(self, doc_id: str, text: str) -> None:
         """Index (or re-index) one document."""
-        self.add_tokens(doc_id, tokenize(text))
+        plain, stems = tokenize_with_stems(text, self.fold)
+        self.add_tokens(doc_id, plain + [folded for _, folded in stems], length=len(plain))
 
-    def add_tokens(self, doc_id: str, tokens: Sequence[str]) -> None:
-        """Index one document given as its :func:`tokenize` tokens."""
+    def add_tokens(self, doc_id: str, tokens: Sequence[str], length: int | None = None) -> None:
+        """Index one document given as its tokens; ``length``: how many of them count in its
+        length (the tokens without stems, ``len(tokenize(text))``; default all)."""
         if doc_id in self._slot:
             self.remove(doc_id)
         terms = Counter(tokens)
@@ -155,7 +206,7 @@ class BM25Index:
             grow = max(64, self._lens.size)
             self._lens = np.concatenate([self._lens, np.zeros(grow, dtype=np.float64)])
             self._alive = np.concatenate([self._alive, np.zeros(grow, dtype=bool)])
-        n = sum(terms.values())
+        n = len(tokens) if length is None else length
         self._ids.append(doc_id)
         self._terms.append(tuple(terms))
         self._slot[doc_id] = slot
@@ -183,12 +234,14 @@ class BM25Index:
             for doc_id, text in docs:  # not a fresh index, or an id twice: the general path
                 self.add(doc_id, text)
             return
-        token_lists = [tokenize(text) for _, text in docs]
+        split = [tokenize_with_stems(text, self.fold) for _, text in docs]
+        token_lists = [plain + [folded for _, folded in stems] for plain, stems in split]
         term_of: dict[str, int] = {}
         flat = np.fromiter((term_of.setdefault(t, len(term_of)) for tokens in token_lists for t in tokens),
                            dtype=np.int64)
-        lens = np.fromiter((len(tokens) for tokens in token_lists), dtype=np.int64, count=len(docs))
-        slot_of_token = np.repeat(np.arange(len(docs), dtype=np.int64), lens)
+        counts = np.fromiter((len(tokens) for tokens in token_lists), dtype=np.int64, count=len(docs))
+        lens = np.fromiter((len(plain) for plain, _ in split), dtype=np.int64, count=len(docs))  # stems do not count
+        slot_of_token = np.repeat(np.arange(len(docs), dtype=np.int64), counts)
         # one (slot, term) pair per distinct term of a document, with its count: sorted by slot, then term
         pairs, tfs = np.unique(slot_of_token * max(1, len(term_of)) + flat, return_counts=True)
         slots, terms = np.divmod(pairs, max(1, len(term_of)))
@@ -384,7 +437,9 @@ class BM25Index:
         document can enter the top: the answer is the exhaustive one, same ids, same
         scores (``eval/perf/bm25_reference.py`` is the oracle).
         """
-        terms = list(dict.fromkeys(tokenize(query)))
+        plain, stems = tokenize_with_stems(query, self.fold)
+        terms = list(dict.fromkeys(plain))
+        stem_of = dict(stems)
         if not terms or not self._slot or limit < 1:
             return {}
         mask = self._alive
@@ -393,35 +448,47 @@ class BM25Index:
             mask[[self._slot[d] for d in set(allowed) if d in self._slot]] = True
         avg = self._total_len / max(1, len(self._slot))
         ceiling = 0.0
-        present: list[tuple[int, str, float, _Postings]] = []  # (query position, term, idf, postings)
+        # Each query word: (query position, [(idf, postings)] of the word and of its stem, those indexed).
+        # The word's own idf alone makes the ceiling: its stem is another way to match it, not another word.
+        present: list[tuple[int, list[tuple[float, _Postings]]]] = []
         for pos, term in enumerate(terms):
             idf = self._idf(term)
             ceiling += idf
-            p = self._postings.get(term)
-            if p is not None and len(p.slots):
-                present.append((pos, term, idf, p))
+            members: list[tuple[float, _Postings]] = []
+            for t in (term, stem_of.get(term, "")):
+                p = self._postings.get(t) if t else None
+                if p is not None and len(p.slots):
+                    members.append((idf if t == term else self._idf(t), p))
+            if members:
+                present.append((pos, members))
         if ceiling <= 0 or not present:
             return {}
 
-        bounds = {pos: self._bound(p, idf, avg) for pos, _, idf, p in present}
-        order = sorted(present, key=lambda it: (-bounds[it[0]], len(it[3].slots), it[0]))
+        # MaxScore over the terms (a word and its stem apart): a document holding none of the terms
+        # taken so far gets from each query word at most the best bound of its terms not yet taken.
+        terms_by_bound = sorted(((self._bound(p, idf, avg), len(p.slots), pos, k, p)
+                                 for pos, members in present for k, (idf, p) in enumerate(members)),
+                                key=lambda it: (-it[0], it[1], it[2], it[3]))
         # Slots stay int32, the postings' own type: a binary search of int64 candidates in int32
         # postings casts the whole postings list first (most of a search at 100k, issue 15).
         cand = np.zeros(0, dtype=np.int32)
         scores = np.zeros(0, dtype=np.float64)
         seen = np.zeros(mask.size, dtype=bool)  # the candidates so far, as a mask (a set difference sorts)
-        dense: dict[int, np.ndarray] = {}
-        for j in range(1, len(order) + 1):
-            p = order[j - 1][3]
+        dense: dict[tuple[int, int], np.ndarray] = {}
+        for j in range(1, len(terms_by_bound) + 1):
+            p = terms_by_bound[j - 1][4]
             slots = np.frombuffer(p.slots, dtype=np.int32)
             new = slots[mask[slots] & ~seen[slots]]
             if new.size:  # every candidate is scored once, on all the query's terms
                 seen[new] = True
                 cand = np.concatenate([cand, new])
                 scores = np.concatenate([scores, self._scores(new, present, avg, dense)])
-            if j == len(order):
+            if j == len(terms_by_bound):
                 break
-            rest = sum(bounds[it[0]] for it in order[j:])
+            left: dict[int, float] = {}
+            for bound, _, pos, _, _ in terms_by_bound[j:]:
+                left[pos] = max(left.get(pos, 0.0), bound)
+            rest = sum(left.values())
             if cand.size >= limit:
                 kth = np.partition(scores, cand.size - limit)[cand.size - limit]
                 if kth > rest:
@@ -446,38 +513,42 @@ class BM25Index:
         k1, b = self.k1, self.b
         return idf * max(tf * (k1 + 1) / (tf + k1 * (1 - b + b * n / avg)) for tf, n in p.shortest.items()) * (1 + 1e-9)
 
-    def _scores(self, cand: np.ndarray, present: Sequence[tuple[int, str, float, _Postings]], avg: float,
-                dense: dict[int, np.ndarray] | None = None) -> np.ndarray:
-        """Exact BM25 of the candidate slots: each term's part found by binary search in
-        its postings, added in query order (the same additions, in the same order, as the loop).
+    def _scores(self, cand: np.ndarray, present: Sequence[tuple[int, Sequence[tuple[float, _Postings]]]],
+                avg: float, dense: dict[tuple[int, int], np.ndarray] | None = None) -> np.ndarray:
+        """Exact BM25 of the candidate slots: each term's part found by binary search in its
+        postings, a word's part the better of its own and its stem's, added in query order (the
+        same additions, in the same order, as the loop).
 
         A term with many postings is read from a slot-indexed array of its term frequencies instead
-        (built once per search in ``dense``, keyed by query position): the same numbers, without a
-        binary search of thousands of candidates in tens of thousands of postings (issue 15).
+        (built once per search in ``dense``, keyed by query position and member): the same numbers,
+        without a binary search of thousands of candidates in tens of thousands of postings (issue 15).
         """
         k1, b = self.k1, self.b
         lens = self._lens[cand]
         scores = np.zeros(cand.size, dtype=np.float64)
-        for pos, _, idf, p in present:
-            slots = np.frombuffer(p.slots, dtype=np.int32)
-            if dense is not None and slots.size * self.dense_share >= self._lens.size:
-                by_slot = dense.get(pos)
-                if by_slot is None:
-                    by_slot = dense[pos] = np.zeros(self._lens.size, dtype=np.int32)
-                    by_slot[slots] = np.frombuffer(p.tfs, dtype=np.int32)  # a slot is in a postings list once
-                tf_all = by_slot[cand]
-                has = tf_all > 0  # a document holding a term holds it at least once
-                if not has.any():
-                    continue
-                tf = tf_all[has].astype(np.float64)
-            else:
-                at = np.searchsorted(slots, cand)
-                at_ok = np.minimum(at, slots.size - 1)
-                has = slots[at_ok] == cand
-                if not has.any():
-                    continue
-                tf = np.frombuffer(p.tfs, dtype=np.int32)[at_ok[has]].astype(np.float64)
-            # The same operations, in the same order, as the per-document formula.
-            norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lens[has] / avg))
-            scores[has] = scores[has] + idf * norm
+        for pos, members in present:
+            part = np.zeros(cand.size, dtype=np.float64)
+            for k, (idf, p) in enumerate(members):
+                slots = np.frombuffer(p.slots, dtype=np.int32)
+                if dense is not None and slots.size * self.dense_share >= self._lens.size:
+                    by_slot = dense.get((pos, k))
+                    if by_slot is None:
+                        by_slot = dense[(pos, k)] = np.zeros(self._lens.size, dtype=np.int32)
+                        by_slot[slots] = np.frombuffer(p.tfs, dtype=np.int32)  # a slot is in a postings list once
+                    tf_all = by_slot[cand]
+                    has = tf_all > 0  # a document holding a term holds it at least once
+                    if not has.any():
+                        continue
+                    tf = tf_all[has].astype(np.float64)
+                else:
+                    at = np.searchsorted(slots, cand)
+                    at_ok = np.minimum(at, slots.size - 1)
+                    has = slots[at_ok] == cand
+                    if not has.any():
+                        continue
+                    tf = np.frombuffer(p.tfs, dtype=np.int32)[at_ok[has]].astype(np.float64)
+                # The same operations, in the same order, as the per-document formula.
+                norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lens[has] / avg))
+                part[has] = np.maximum(part[has], idf * norm)
+            scores = scores + part  # + 0.0 where the word is absent: the loop's sum, bit for bit
         return scores
