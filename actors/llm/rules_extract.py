@@ -702,4 +702,11 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                         negated=f.negated,
                     )
                 )
-    return out
+    # A clause kept as said never restates what the same turn says is gone: "pull the sealed_bids
+    # flag and everything behind it" beside "sealed bids is dead" would serve the dead value.
+    gone = [set(_words(c.belief)) for c in out if c.negated and c.belief]
+    return [c for c in out if c.negated or c.key or not any(g and g <= set(_words(c.text)) for g in gone)]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())

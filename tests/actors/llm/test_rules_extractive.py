@@ -336,3 +336,14 @@ def test_an_aside_with_a_copula_of_its_own_is_cut_closed_or_left_open() -> None:
     # negative controls: a short aside that only qualifies the value stays
     assert without_asides("logs go to loki (per pod)") == "logs go to loki (per pod)"
 
+
+
+def test_a_clause_kept_as_said_never_restates_what_its_turn_removed() -> None:
+    reply = "Removed the `coupon_engine` module and its hooks from CheckoutView; 14 tests went with it."
+    found = extract("drop the coupon_engine module and all its hooks, I want nothing left in CheckoutView",
+                    reply, profile="extractive")
+    assert ("The project no longer uses the coupon_engine module.", "", "coupon_engine module") in found
+    assert not any("coupon_engine" in text for text, _, _ in found if not text.startswith("The project no longer"))
+    # positive control: without a removal in the turn, the same reply is kept as said
+    kept = extract("tidy up CheckoutView please", reply, profile="extractive")
+    assert any(text.startswith("Removed the `coupon_engine` module") for text, _, _ in kept)
