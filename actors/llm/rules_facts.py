@@ -53,6 +53,7 @@ _SERVICE_HEADS = frozenset(
     "frontend ui console portal admin database db cache broker registry listener agent webhook docs "
     "storybook microservice bff collector scheduler sidecar".split()
 )
+_LOOPBACK = frozenset({"localhost", "host", "app", "api"})
 _PORT_NUMBER = re.compile(r"(?<![\w.\-/])(\d{2,5})(?![\w%]|\.\d)")
 _UNIT_AFTER = re.compile(
     r"^\s*(?:ms|s|secs?|seconds|minutes|mins|h|hours|mb|gb|kb|%|workers|threads|items|lines|"
@@ -132,6 +133,14 @@ _CLAUSE_JOIN = re.compile(r",\s+(?:but|and|while|whereas|so)\s+|;\s+|\s+(?:but|w
 _ATTACHED_AFTER = re.compile(r"^\s*(?:is|=|:|for|->|-|\u2014)?\s*$", _I)
 
 
+# "<word> port": the word says whose port it is, unless it only qualifies the port itself.
+_PORT_COMPOUND = re.compile(r"(?<![\w.-])([a-z][a-z0-9-]*)\s+ports?\b", _I)
+_NOT_A_SERVICE = frozenset("new old same default different other another its their every each which what "
+                           "local public internal external open free tcp udp http https host container".split())
+# A port inside an address ("http://mlflow.kelp.lab:5000", "cache-01.int:6380") belongs to that host.
+_HOST_PORT = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://)?(?P<host>[a-z][\w-]*)(?:\.[\w-]+)*:(?P<port>\d{2,5})\b[^\s`'\",)]*", _I)
+
+
 def _port_subject(text: str, at: int) -> tuple[str, str]:
     """(service key, phrase) of the service the port at ``at`` belongs to, for ANY service name:
     "the docs site binds to 5499" -> ("docs site", "docs site"). The phrase is the subject of the
@@ -143,6 +152,11 @@ def _port_subject(text: str, at: int) -> tuple[str, str]:
     phrases = [p for pos, p in found if pos < at and not _PLACE_BEFORE.search(blank[start:pos])]
     if not phrases:
         phrases = [p for pos, p in found if pos > at and _ATTACHED_AFTER.match(blank[at:pos])]
+    if not phrases:
+        # "game port changes to 27015": a word right before "port" names whose port it is
+        compound = [m.group(1) for m in _PORT_COMPOUND.finditer(blank, start, at)
+                    if m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _NOT_A_SERVICE]
+        phrases = compound[-1:]
     if not phrases and not found:
         verb = re.search(r"\b(?:listens|runs|binds|is|are|serves|lives)\b", blank[start:], _I)
         if verb:
@@ -186,6 +200,14 @@ def extract_port(c: Clause) -> Finding | None:
     if weak and not (named and (named in _PORT_TEXT or phrase.lower().split()[-1] in _SERVICE_HEADS
                                 or _rule_service(phrase.lower()))):
         return None  # "the fix is on 1234": only a service is "on" a port
+    address = next((m for m in _HOST_PORT.finditer(c.text) if m.start("port") == chosen.start()), None)
+    if (address is not None and not named and address.group("host").lower() not in _LOOPBACK
+            and not _rule_service(_PORT_NUMBER.sub(" ", words)) and not ENV_NAME.search(c.text)):
+        # A port inside an address of a clause naming no service belongs to the address's host:
+        # "moving to a self-hosted MLflow at http://mlflow.kelp.lab:5000" is mlflow's port, kept
+        # with the address as written, not the API's by default.
+        host = address.group("host").lower()
+        return Finding(f"{host} port", port, Kind.FACT, f"The {host} service is at {address.group(0).rstrip('.')}.")
     # A clause that names a service is about that service, whatever its name; only a clause
     # naming none ("it runs on 8080") defaults to the API.
     service = named or _service(_PORT_NUMBER.sub(" ", words))

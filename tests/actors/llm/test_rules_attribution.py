@@ -121,3 +121,18 @@ def test_a_hyphenated_word_is_not_cut_at_a_filler_it_starts_with() -> None:
     assert all(not t.startswith("-") for t in texts) and all("Remember-me" in t for t in texts), texts
     texts = [t for _, t in found("", "- So-called preview builds are kept for 7 days.")]
     assert all(not t.startswith("-") for t in texts), texts
+
+
+def test_a_word_before_port_names_whose_port_it_is() -> None:
+    assert [k for k, _ in ports("relay port changes to 4443/tcp, firewall too.")] == ["relay port"]
+    # positive controls: a qualifier of the port names nothing, and a clause naming no service keeps the old default
+    assert [k for k, _ in ports("the new port is 4443")] == ["api port"]
+    assert [k for k, _ in ports("it runs on 4443 now")] == ["api port"]
+
+
+def test_a_port_inside_an_address_belongs_to_its_host_and_keeps_the_address() -> None:
+    got = ports("we are switching tracing to a self-hosted Tempo at http://tempo.obs.lan:4318 instead of the SaaS")
+    assert [k for k, _ in got] == ["tempo port"], got
+    assert "tempo.obs.lan:4318" in got[0][1]
+    # positive control: a clause that names its service keeps it, whatever the address says
+    assert [k for k, _ in ports("postgres is on pg-7.internal:5433 now")] == ["database port"]
