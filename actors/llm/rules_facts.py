@@ -479,10 +479,10 @@ _KV = re.compile(
     r"^(?P<s>[\w][\w\s./-]{1,40}?)\s+(?P<v1>is|are|=|has been|have been)\s+(?:now\s+|currently\s+)?"
     r"(?:set to\s+|changed to\s+|switched to\s+)?(?P<v>.+?)(?:\s+now)?$"
     r"|^(?P<s2>[\w][\w\s./-]{1,40}?)\s+(?:(?:was|were|has been|have been|got|is|are)\s+)?"
-    r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+to\s+(?P<v2>.+)$"
+    r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+)?to\s+(?P<v2>.+)$"
     r"|^(?:(?:i|we)(?:'ve| have)?\s+)?(?:set|change|changed|switch|switched|move|moved|bump|bumped|raise|raised|"
     r"lower|lowered|increase|increased|decrease|decreased|reduce|reduced|update|updated)\s+(?P<s3>[\w][\w\s./-]{1,40}?)"
-    r"\s+(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$",
+    r"\s+(?:over\s+|back\s+)?(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$",
     _I,
 )
 # A progressive verb or a passing state after "is" tells what happens, not what something is.
@@ -541,7 +541,10 @@ def extract_kv(c: Clause) -> Finding | None:
         return None
     if value.lower().strip("!.") in EVALUATIVE or value_words[-1] in EVALUATIVE:
         return None
-    if words[-1] not in _ATTRIBUTE_HEADS and not _is_valuey(value):
+    # "switch the logger to slog", "the queue moved to beanstalkd": a change verb says a setting changed,
+    # so the new value needs no known shape or name; a bare "X is Y" does ("the build is failing").
+    explicit_change = bool(match.group("s2") or match.group("s3")) and len(value_words) <= 2
+    if words[-1] not in _ATTRIBUTE_HEADS and not _is_valuey(value) and not explicit_change:
         return None
     if words[-1] not in _ATTRIBUTE_HEADS and (MEASURE.match(value_words[0]) or "," in value):
         return None  # "the search page is 300ms", "one check is flaky, test_x": observations

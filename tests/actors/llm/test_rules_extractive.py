@@ -347,3 +347,18 @@ def test_a_clause_kept_as_said_never_restates_what_its_turn_removed() -> None:
     # positive control: without a removal in the turn, the same reply is kept as said
     kept = extract("tidy up CheckoutView please", reply, profile="extractive")
     assert any(text.startswith("Removed the `coupon_engine` module") for text, _, _ in kept)
+
+
+@pytest.mark.parametrize(("said", "key", "value"), [
+    ("switch the logger to slog", "logger", "slog"),
+    ("the job queue moved to beanstalkd", "job queue", "beanstalkd"),
+    ("we switched the tracer over to zipkin-lite", "tracer", "zipkin-lite"),
+])
+def test_a_change_verb_needs_no_known_name_for_its_new_value(said: str, key: str, value: str) -> None:
+    assert [(k, b) for _, k, b in extract(said)] == [(key, value)]
+
+
+@pytest.mark.parametrize("said", ["the logger is slog", "the tracer is zipkin"])
+def test_a_bare_copula_still_needs_a_known_name_or_shape(said: str) -> None:
+    # the control: without a change verb an unknown plain word stays unread ("the build is failing")
+    assert extract(said) == []
