@@ -485,6 +485,7 @@ _KV = re.compile(
     r"\s+(?:over\s+|back\s+)?(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$",
     _I,
 )
+_SETTING_CHANGE = re.compile(r"\b(?:switch|switched|change|changed|set)\b", _I)
 # A progressive verb or a passing state after "is" tells what happens, not what something is.
 _EVENT = re.compile(r"^(?:still\s+|again\s+|kinda\s+|really\s+)?[a-z]+ing\b|"
                     r"^(?:down|broken|flaky|slow|red|green|stuck|late|back|gone|weird|annoying|off|on fire)\b", _I)
@@ -543,7 +544,9 @@ def extract_kv(c: Clause) -> Finding | None:
         return None
     # "switch the logger to slog", "the queue moved to beanstalkd": a change verb says a setting changed,
     # so the new value needs no known shape or name; a bare "X is Y" does ("the build is failing").
-    explicit_change = bool(match.group("s2") or match.group("s3")) and len(value_words) <= 2
+    # ("move the app to Toronto" is a move to a place, not "the app is Toronto": only switch, change and set.)
+    explicit_change = (bool(match.group("s2") or match.group("s3")) and len(value_words) <= 2
+                       and bool(_SETTING_CHANGE.search(match.group(0))))
     if words[-1] not in _ATTRIBUTE_HEADS and not _is_valuey(value) and not explicit_change:
         return None
     if words[-1] not in _ATTRIBUTE_HEADS and (MEASURE.match(value_words[0]) or "," in value):

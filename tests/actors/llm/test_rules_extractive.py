@@ -351,11 +351,15 @@ def test_a_clause_kept_as_said_never_restates_what_its_turn_removed() -> None:
 
 @pytest.mark.parametrize(("said", "key", "value"), [
     ("switch the logger to slog", "logger", "slog"),
-    ("the job queue moved to beanstalkd", "job queue", "beanstalkd"),
+    ("the job queue was changed to beanstalkd", "job queue", "beanstalkd"),
     ("we switched the tracer over to zipkin-lite", "tracer", "zipkin-lite"),
 ])
 def test_a_change_verb_needs_no_known_name_for_its_new_value(said: str, key: str, value: str) -> None:
     assert [(k, b) for _, k, b in extract(said)] == [(key, value)]
+
+
+def test_a_move_to_a_place_is_no_new_value() -> None:
+    assert extract("move the app to Toronto") == []
 
 
 @pytest.mark.parametrize("said", ["the logger is slog", "the tracer is zipkin"])
