@@ -378,9 +378,13 @@ def extract_choice(c: Clause) -> Finding | None:
         if stored and not EXCLUDED_BEFORE.search(c.text[: tech.start()]):
             return _storage_finding(stored[0], tech_name(tech.group(1)), negated=stored[1])
     named = any(p.search(rest) for p, _ in _PURPOSE_RULES) and re.search(r"\b(?:is|are)\b", c.low)
-    if not (_CHOICE_VERB.search(c.low) or named):
+    swap = _SWAP_FOR.search(c.text)
+    if not (_CHOICE_VERB.search(c.low) or named or swap):
         return None
-    neg = _NEGATION.search(c.text)
+    if swap:
+        # "swap eslint for biome", "we're ditching jest for vitest": what comes after "for" is the choice
+        techs = [m for m in techs if m.start() >= swap.end()]
+    neg = None if swap else _NEGATION.search(c.text)
     live = [m for m in techs if not (neg and 0 <= m.start() - neg.end() <= 12)]
     chosen = pick(c.text, live)
     if chosen is None:
@@ -392,6 +396,8 @@ def extract_choice(c: Clause) -> Finding | None:
     return Finding(key, name, kind, f"The project uses {tech_display(name)} as its {label}.")
 
 
+# A thing given up for another: "swap X for Y", "ditching X for Y", "traded X for Y" (Y is chosen).
+_SWAP_FOR = re.compile(r"\b(?:swap|swapp|ditch|trad|exchang)\w*\s+(?:the\s+|our\s+)?[\w.@/+-]+(?:\s[\w.@/+-]+)?\s+for\s+", _I)
 _CATEGORY_LABEL = {"ci provider": "CI provider", "http client": "HTTP client", "orm": "ORM",
                    "api style": "API style", "css framework": "CSS framework"}
 
@@ -400,7 +406,9 @@ _SWITCH = re.compile(
     r"\b(?:switch|mov|migrat|chang|go|went)\w*\s+(?:(?:the|our)\s+(?P<what>[\w\s-]{1,30}?)\s+)?from\s+"
     r"`?(?P<old>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?\s+to\s+`?(?P<new>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?$"
     r"|\buse\s+`?(?P<new2>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?\s+(?:instead of|rather than|in place of)\s+`?(?P<old2>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?$"
-    r"|\breplac\w*\s+`?(?P<old3>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?\s+with\s+`?(?P<new3>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?$",
+    r"|\breplac\w*\s+`?(?P<old3>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?\s+with\s+`?(?P<new3>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?$"
+    # an arrow: "jest -> vitest", "linter: eslint → biome"
+    r"|^(?:(?P<what4>[\w\s-]{1,30}?)\s*:\s*)?`?(?P<old4>[\w.@/+-]+)`?\s*(?:->|→|=>)\s*`?(?P<new4>[\w.@/+-]+)`?$",
     _I,
 )
 
@@ -409,13 +417,15 @@ def extract_switch(c: Clause) -> Finding | None:
     match = _SWITCH.search(c.text)
     if not match:
         return None
-    old = match.group("old") or match.group("old2") or match.group("old3")
-    new = match.group("new") or match.group("new2") or match.group("new3")
-    what = match.group("what")
+    old = match.group("old") or match.group("old2") or match.group("old3") or match.group("old4")
+    new = match.group("new") or match.group("new2") or match.group("new3") or match.group("new4")
+    what = match.group("what") or match.group("what4")
     if not what and any(MEASURE.match(v) or v.replace(".", "").isdigit() for v in (old, new)):
         return None  # "went from 2m10s to 1m20s": a measurement, not a replaced tool
     if what:
         key, text = normalize_key(what), f"The {what.strip()} is {new}."
     else:
-        key, text = normalize_key(old), f"The project uses {new} instead of {old}."
+        # a known tool keeps its category's key, so that a later choice for the same purpose replaces it
+        category = tech_category(tech_name(new)) or tech_category(tech_name(old))
+        key, text = category or normalize_key(old), f"The project uses {new} instead of {old}."
     return Finding(key, normalize_belief(new), Kind.DECISION, text)
