@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.values import CLOCK_TIME
+from engine.values import CLOCK_TIME, WEEKDAY
 
 _SPACE = re.compile(r"\s+")
 _EDGE_PUNCT = re.compile(r"^[\s\"'`.,;:!?()\[\]{}]+|[\s\"'`.,;:!?()\[\]{}]+$")
@@ -96,7 +96,8 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
 # The kinds a value has by its shape alone, whatever the words around it. Extractive memories
 # (the speaker's own clause) are keyed ``<subject> <kind>`` with one of these; a key written by a
 # pattern reading ends in the word of its reading instead (``port``, ``interval``, ``owner``...).
-SHAPE_KINDS = frozenset({"code", "host", "location", "name", "number", "time", "version"})
+SHAPE_KINDS = frozenset({"code", "day", "host", "location", "name", "number", "time", "version"})
+_DAY = re.compile(WEEKDAY, re.IGNORECASE)
 _VERSION = re.compile(r"v?\d+\.\d+(?:\.\d+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:\s*[a-z%]+)?", re.IGNORECASE)  # "20", "6 minutes", "512mb"
 _TIME = re.compile(rf"{CLOCK_TIME}(?:\s*[a-z]+)?", re.IGNORECASE)  # "03:30", "03:30 utc", "9:15pm"
@@ -105,7 +106,7 @@ _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?")
 
 
 def value_kind(belief: str) -> str:
-    """The kind of a value by its shape: ``version``, ``time``, ``number``, ``host`` (a URL, or a
+    """The kind of a value by its shape: ``version``, ``time``, ``day`` (of the week), ``number``, ``host`` (a URL, or a
     dotted name with two dots or a port), ``location`` (a path), else ``name`` (a word, a tool, a
     person, code, a file name: "db.internal" and "deploy.yml" cannot be told apart by shape)."""
     value = normalize_belief(belief).strip("`")
@@ -117,6 +118,8 @@ def value_kind(belief: str) -> str:
         return "version"
     if _TIME.fullmatch(value):
         return "time"
+    if _DAY.fullmatch(value):
+        return "day"
     if _NUMBER.fullmatch(value):
         return "number"
     if "://" in value or (_HOST.fullmatch(value) and (value.count(".") >= 2 or ":" in value)):

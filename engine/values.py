@@ -1,4 +1,4 @@
-"""The values a memory states, by their shape: a time, a version, a host, a path, a URL, a number, code.
+"""The values a memory states, by their shape: a time, a day of the week, a version, a host, a path, a URL, a number, code.
 
 Used by retrieval to tell when two memories answer one question with different values of the
 same kind (DESIGN §4, "the later statement is current"). Shapes, not vocabularies: nothing here
@@ -16,6 +16,9 @@ from types import MappingProxyType
 # schedule reading): hours 0-23, minutes, optional seconds; not part of a longer number or a version.
 CLOCK_TIME = r"(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:]|\.\d)"
 
+# A day of the week, one or many ("Tuesday", "on Thursdays"): a schedule's value as much as a clock time.
+WEEKDAY = r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b"
+
 _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("url", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s`'\")]+", re.I)),
     ("code", re.compile(r"`[^`\n]+`")),
@@ -23,6 +26,7 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("host", re.compile(r"(?<![\w/.~-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b(?![\w/])", re.I)),
     ("path", re.compile(r"(?:~|\.{1,2})?/[\w.@~-]+(?:/[\w.@~-]*)*|\b[\w-]+(?:/[\w.-]+)+/?")),
     ("version", re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")),
+    ("day", re.compile(WEEKDAY, re.I)),
     ("number", re.compile(r"(?<![\w.:-])\d+(?!\w)(?![.:-]\w)")),
 )
 
@@ -38,6 +42,7 @@ _HINTS: dict[str, tuple[str, re.Pattern[str] | None, bool]] = {  # shape: (liter
     "host": (".", re.compile(r"\.[a-z]{2}", re.I), False),  # the last label: a dot and two letters or more
     "path": ("/", None, False),
     "version": (".", re.compile(r"\d\.\d"), True),
+    "day": ("", re.compile("day", re.I), False),
     "number": ("", None, True),
 }
 _DIGIT = re.compile(r"\d")
@@ -67,6 +72,8 @@ def _read(text: str, out: dict[str, set[str]]) -> None:
                 continue
             taken.append((lo, hi))
             value = m.group(0).strip("`").lower().rstrip(".")
+            if name == "day":
+                value = value.rstrip("s")  # "thursdays" is "thursday"
             out.setdefault(name, set()).add(value)
             if name == "url" and (host := _HOST_OF_URL.search(value)):
                 out.setdefault("host", set()).add(host.group(1))  # a URL names its host too

@@ -334,6 +334,9 @@ def _rule_text(text: str) -> str:
 _NEVER_BEFORE = re.compile(r"\b(?:never|don't|do not|avoid|no)\b[\w\s]*$", _I)
 
 
+_PAST = re.compile(r"\b(?:was|were|had|did|used to)\b")
+
+
 def extract_convention(c: Clause) -> Finding | None:
     if not (_PREFERENCE_TRIGGER.search(c.text) or c.explicit):
         return None  # "right now the client does not call it" is a remark, not a convention
@@ -347,7 +350,9 @@ def extract_convention(c: Clause) -> Finding | None:
         if key == "response language" and found:
             belief = normalize_belief(found.group(1))
         return Finding(key, belief, Kind.PREFERENCE, cap(_rule_text(c.text)) + ".", weight=0.05)
-    if c.speaker == "user" and re.search(r"\b(?:always|never)\b", c.low) and len(c.low.split()) >= 3:
-        # an assistant's "never" describes the code it wrote; it sets no rule
+    if (c.speaker == "user" and re.search(r"\b(?:always|never)\b", c.low) and len(c.low.split()) >= 3
+            and not _PAST.search(c.low)):
+        # an assistant's "never" describes the code it wrote; it sets no rule. Nor does the past:
+        # "thursday builds were always rushed" is a complaint about what happened, not a convention.
         return Finding("", "", Kind.PREFERENCE, cap(c.text) + ".")
     return None

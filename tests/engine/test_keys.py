@@ -77,6 +77,7 @@ def test_a_value_has_a_kind_by_its_shape() -> None:
     assert [value_kind(v) for v in said] == ["version", "number", "number", "time", "host", "host", "host",
                                              "location", "location", "name", "name"]
     assert value_kind("") == ""
+    assert [value_kind(v) for v in ("wednesday", "Sundays", "sunday roast")] == ["day", "day", "name"]
     # an address is a host with or without its port (so a changed address can supersede); control: a version
     assert [value_kind(v) for v in ("10.4.7.19", "10.4.7.19:7000", "4.7.19")] == ["host", "host", "version"]
 

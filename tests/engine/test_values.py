@@ -17,6 +17,7 @@ from engine.values import other_values, value_shapes
     ("docs live at https://docs.example.dev/v2", "host", "docs.example.dev"),  # a URL names its host too
     ("install with `pip install -e .[dev]` on 3.12", "version", "3.12"),
     ("the runner image is `ghcr.io/acme/runner:3.4`", "version", "3.4"),  # values inside code count
+    ("payroll exports run on Fridays", "day", "friday"),  # a day of the week, one or many
 ])
 def test_values_are_read_by_their_shape(text: str, shape: str, value: str) -> None:
     assert value in value_shapes(text).get(shape, frozenset())
@@ -30,6 +31,8 @@ def test_other_values_needs_a_shared_shape_with_different_values() -> None:
     assert other_values("the cache listens on 6379", "the cache listens on 6380")
     assert not other_values("the cache listens on 6379", "the cache is redis, port 6379")
     assert not other_values("the cache listens on 6379", "the cache host is cache.lan")  # no shape in common
+    assert other_values("the audit report goes out every Monday", "audit reports now go out on Wednesdays")
+    assert not other_values("the audit report goes out every Monday", "audit reports go out on Mondays")
 
 
 @given(st.text(max_size=120))

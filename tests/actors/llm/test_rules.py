@@ -240,6 +240,11 @@ def test_unkeyed_always_rule_is_kept_as_a_preference() -> None:
     assert found.text == "Always run the linter before committing."
 
 
+def test_what_was_always_so_is_a_complaint_not_a_rule() -> None:
+    assert CLIENT.extract([unit("we're moving the demo day, friday demos were always chaotic")], "global") == []
+    assert only("demos are always on friday afternoons").kind.value == "preference"  # control: the present tense
+
+
 def test_from_now_on_is_resolved_out_of_the_text() -> None:
     found = only("From now on, always write docstrings in Google style.")
     assert found.text == "Always write docstrings in Google style."
