@@ -418,7 +418,8 @@ _PATH = r"`?(?P<p>(?:[\w.~-]*/[\w./~-]*|[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|jav
 _LOCATION = re.compile(
     r"^(?P<s>[\w][\w\s-]{1,40}?)\s+(?:now\s+)?(?:lives?|live|are|is|sits?|go(?:es)?|belongs?|"
     r"(?:are|is|were|was|have been|has been|got)\s+(?:kept|stored|located|defined|moved|placed)|"
-    r"moved|were moved)\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
+    r"moved|were moved|ends?\s+up|lands?|(?:are|is|get|gets)\s+(?:now\s+)?(?:written|saved|dumped|uploaded))"
+    r"\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
     _I,
 )
 _PUT = re.compile(r"^(?:we\s+)?(?:put|keep|place|store)\s+(?:all\s+)?(?P<s>[\w][\w\s-]{1,40}?)\s+(?:in|under|into|inside)\s+" + _PATH, _I)
@@ -427,7 +428,8 @@ _PUT = re.compile(r"^(?:we\s+)?(?:put|keep|place|store)\s+(?:all\s+)?(?P<s>[\w][
 _LOC_VERB_AFTER = re.compile(
     r"\b(?:lives?|sits?|go(?:es)?|belongs?|stays?|resides?|(?:are|is)(?:\s+now)?|"
     r"(?:are|is|were|was|have been|has been|got)\s+(?:now\s+)?(?:kept|stored|located|defined|moved|placed|found)|"
-    r"moved|were moved)\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
+    r"moved|were moved|ends?\s+up|lands?|(?:are|is|get|gets)\s+(?:now\s+)?(?:written|saved|dumped|uploaded))"
+    r"\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
     _I,
 )
 _LOC_FIND = re.compile(r"\b(?:find|see|look for)\s+(?P<s>.+?)\s+(?:in|under|inside|at)\s+" + _PATH, _I)

@@ -381,3 +381,16 @@ def test_a_thing_given_up_for_another_chooses_the_other(said: str, key: str, val
 
 def test_a_swap_of_things_that_are_no_tools_reads_nothing() -> None:
     assert extract("swap the config for a new one") == []
+
+
+@pytest.mark.parametrize(("said", "key", "value"), [
+    ("core dumps end up in /var/crash/kiln", "core dumps location", "/var/crash/kiln"),
+    ("nightly exports land in /srv/exports", "nightly exports location", "/srv/exports"),
+    ("checkpoints get written to /scratch/ckpt", "checkpoints location", "/scratch/ckpt"),
+])
+def test_any_verb_of_placing_says_where_a_thing_lives(said: str, key: str, value: str) -> None:
+    assert [(k, b) for _, k, b in extract(said)] == [(key, value)]
+
+
+def test_a_thing_landing_somewhere_without_a_path_is_no_location() -> None:
+    assert extract("the fix lands in prod tomorrow") == []
