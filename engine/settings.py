@@ -100,8 +100,11 @@ class RetrievalSettings(_Section):
     slot_recency: bool = setting(
         True, "of two memories that answer a recall with different values of one shape (a port, a version, a time...), "
         "serve only the later one", "a later statement of a value is the current one, whatever words either used")
-    slot_min_cos: float = setting(0.25, "cosine between two such memories above which they are about the same thing",
-                                  "measured on the development histories alpha and beta (eval/results/independent-*)")
+    slot_min_cos: float = setting(0.45, "cosine between two such memories above which they are about the same thing",
+                                  "measured on the development histories alpha, beta, eta, theta, iota (issue 11, "
+                                  "session 15): default profile 107 -> 111 of 324 gold values at 0.45 with no more "
+                                  "wrong questions (0.35: 109; 0.55: 114 but 2 more wrong); at 0.25 a junk port "
+                                  "or a staging host hid the answer behind a memory about something else")
     credit_fsync: bool = setting(
         False, "wait for the disk (fsync) when a live recall commits what it records (shadow credit, its receipt, "
         "tensions found by suppression and their adjudicate jobs); off: the commit survives a crash of the process "
