@@ -141,6 +141,19 @@ _NOT_A_SERVICE = frozenset("new old same default different other another its the
 _HOST_PORT = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://)?(?P<host>[a-z][\w-]*)(?:\.[\w-]+)*:(?P<port>\d{2,5})\b[^\s`'\",)]*", _I)
 
 
+_AT_WORDS = frozenset("is are 's now still lives live sits sit runs run moved at on to over".split())
+
+
+def _is_at(phrase: str, address: re.Match[str], text: str) -> bool:
+    """Whether the clause says the phrase is at the address ("the docs site is now at https://..."):
+    only a copula, a verb of place and "at"/"on" come between them."""
+    start = text.lower().find(phrase.lower())
+    if start < 0 or start + len(phrase) > address.start():
+        return False
+    between = re.findall(r"[\w']+", text[start + len(phrase): address.start()].lower())
+    return all(w in _AT_WORDS for w in between)
+
+
 def _port_subject(text: str, at: int) -> tuple[str, str]:
     """(service key, phrase) of the service the port at ``at`` belongs to, for ANY service name:
     "the docs site binds to 5499" -> ("docs site", "docs site"). The phrase is the subject of the
@@ -201,11 +214,14 @@ def extract_port(c: Clause) -> Finding | None:
                                 or _rule_service(phrase.lower()))):
         return None  # "the fix is on 1234": only a service is "on" a port
     address = next((m for m in _HOST_PORT.finditer(c.text) if m.start("port") == chosen.start()), None)
-    if (address is not None and not named and address.group("host").lower() not in _LOOPBACK
-            and not _rule_service(_PORT_NUMBER.sub(" ", words)) and not ENV_NAME.search(c.text)):
-        # A port inside an address of a clause naming no service belongs to the address's host:
-        # "moving to a self-hosted MLflow at http://mlflow.kelp.lab:5000" is mlflow's port, kept
-        # with the address as written, not the API's by default.
+    if (address is not None and address.group("host").lower() not in _LOOPBACK
+            and not _rule_service(_PORT_NUMBER.sub(" ", words)) and not ENV_NAME.search(c.text)
+            and (not named or not (_PORT_CONTEXT.search(_HOST_PORT.sub(" ", c.text)) or _is_at(phrase, address, c.text)))):
+        # A port inside an address belongs to the address's host when the clause names no service
+        # ("moving to a self-hosted MLflow at http://mlflow.kelp.lab:5000" is mlflow's port, not the
+        # API's by default), or when nothing but the address speaks of a port ("the play button uses
+        # the stream at https://stream.example.org:8443/live.mp3" is the stream's, not the button's).
+        # The address is kept as written.
         host = address.group("host").lower()
         return Finding(f"{host} port", port, Kind.FACT, f"The {host} service is at {address.group(0).rstrip('.')}.")
     # A clause that names a service is about that service, whatever its name; only a clause

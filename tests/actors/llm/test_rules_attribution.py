@@ -136,3 +136,11 @@ def test_a_port_inside_an_address_belongs_to_its_host_and_keeps_the_address() ->
     assert "tempo.obs.lan:4318" in got[0][1]
     # positive control: a clause that names its service keeps it, whatever the address says
     assert [k for k, _ in ports("postgres is on pg-7.internal:5433 now")] == ["database port"]
+
+
+def test_an_address_the_subject_only_uses_is_not_the_subjects_port() -> None:
+    got = ports("", "The checkout widget calls the pricing feed at https://feed.quotes-example.org:9443/v1 once a minute.")
+    assert [k for k, _ in got] == ["feed port"], got
+    # positive controls: a subject said to be at the address keeps it; port talk keeps the subject
+    assert [k for k, _ in ports("the docs site is now at https://help.acme-example.io:8090")] == ["docs site port"]
+    assert [k for k, _ in ports("the staging API now listens on https://api-st.acme-example.io:8443")] == ["staging api port"]
