@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Modules that may touch os.environ besides actors/config.py, and why.
 ALLOWED = {
+    # Starts its sidecar with a copy of the environment and its own DYNMEM_STATE_DIR (never announced as the user's).
+    "eval/perf/http_hop.py",
     # Hands the benchmark's child processes a copy of the environment with their BLAS thread counts and core type.
     "eval/perf/throughput.py",
     # Records the BLAS thread variables of the machine in a report's machine facts.
