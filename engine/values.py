@@ -32,7 +32,7 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 # What every match of a shape contains (the pattern cannot match a text without it): a literal,
 # found by a substring search, then a cheap pattern, searched from the first digit for the shapes
-# that start with one. A shape whose hint is absent is not scanned. A full read is seven scans,
+# that start with one. A shape whose hint is absent is not scanned. A full read is eight scans,
 # about 47 us a sentence, and a recall at 100k memories reads a dozen texts that the cache below
 # has not seen (issue 15); most texts have no URL, code, clock time or path.
 _HINTS: dict[str, tuple[str, re.Pattern[str] | None, bool]] = {  # shape: (literal, pattern, from the first digit)
@@ -82,7 +82,7 @@ def _read(text: str, out: dict[str, set[str]]) -> None:
 
 
 # A recall compares every pair of its ranked candidates (retrieval._later_values): the same few
-# dozen texts are read again and again, and reading one is seven regex scans (it was 15% of a
+# dozen texts are read again and again, and reading one is eight regex scans (it was 15% of a
 # live recall at 1k, py-spy, issue 15). Pure in its argument, so a bounded cache is safe.
 @lru_cache(maxsize=8192)
 def value_shapes(text: str) -> Mapping[str, frozenset[str]]:

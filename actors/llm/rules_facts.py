@@ -53,7 +53,8 @@ _SERVICE_HEADS = frozenset(
     "frontend ui console portal admin database db cache broker registry listener agent webhook docs "
     "storybook microservice bff collector scheduler sidecar".split()
 )
-_LOOPBACK = frozenset({"localhost", "host", "app", "api"})
+# Host names that say nothing about the service ("localhost:8080", "api:8000" in compose): the port keeps its subject.
+_NO_SERVICE_HOSTS = frozenset({"localhost", "host", "app", "api"})
 _PORT_NUMBER = re.compile(r"(?<![\w.\-/])(\d{2,5})(?![\w%]|\.\d)")
 _UNIT_AFTER = re.compile(
     r"^\s*(?:ms|s|secs?|seconds|minutes|mins|h|hours|mb|gb|kb|%|workers|threads|items|lines|"
@@ -154,6 +155,25 @@ def _is_at(phrase: str, address: re.Match[str], text: str) -> bool:
     return all(w in _AT_WORDS for w in between)
 
 
+def _owning_address(text: str, at: int, named: str, phrase: str, words: str) -> re.Match[str] | None:
+    """The address whose host owns the port at ``at``, or None when the clause's subject does.
+
+    A port inside an address belongs to the address's host when the clause names no service
+    ("moving to a self-hosted MLflow at http://mlflow.kelp.lab:5000" is mlflow's port, not the
+    API's by default), or when nothing but the address speaks of a port and the subject is not
+    said to be at it ("the play button uses the stream at https://stream.example.org:8443/live.mp3"
+    is the stream's). A known service word ("postgres is on pg-7.internal:5433") or an
+    environment variable keeps the port with the service.
+    """
+    address = next((m for m in _HOST_PORT.finditer(text) if m.start("port") == at), None)
+    if (address is None or address.group("host").lower() in _NO_SERVICE_HOSTS
+            or _rule_service(_PORT_NUMBER.sub(" ", words)) or ENV_NAME.search(text)):
+        return None
+    if named and (_PORT_CONTEXT.search(_HOST_PORT.sub(" ", text)) or _is_at(phrase, address, text)):
+        return None
+    return address
+
+
 def _port_subject(text: str, at: int) -> tuple[str, str]:
     """(service key, phrase) of the service the port at ``at`` belongs to, for ANY service name:
     "the docs site binds to 5499" -> ("docs site", "docs site"). The phrase is the subject of the
@@ -213,15 +233,8 @@ def extract_port(c: Clause) -> Finding | None:
     if weak and not (named and (named in _PORT_TEXT or phrase.lower().split()[-1] in _SERVICE_HEADS
                                 or _rule_service(phrase.lower()))):
         return None  # "the fix is on 1234": only a service is "on" a port
-    address = next((m for m in _HOST_PORT.finditer(c.text) if m.start("port") == chosen.start()), None)
-    if (address is not None and address.group("host").lower() not in _LOOPBACK
-            and not _rule_service(_PORT_NUMBER.sub(" ", words)) and not ENV_NAME.search(c.text)
-            and (not named or not (_PORT_CONTEXT.search(_HOST_PORT.sub(" ", c.text)) or _is_at(phrase, address, c.text)))):
-        # A port inside an address belongs to the address's host when the clause names no service
-        # ("moving to a self-hosted MLflow at http://mlflow.kelp.lab:5000" is mlflow's port, not the
-        # API's by default), or when nothing but the address speaks of a port ("the play button uses
-        # the stream at https://stream.example.org:8443/live.mp3" is the stream's, not the button's).
-        # The address is kept as written.
+    address = _owning_address(c.text, chosen.start(), named, phrase, words)
+    if address is not None:
         host = address.group("host").lower()
         return Finding(f"{host} port", port, Kind.FACT, f"The {host} service is at {address.group(0).rstrip('.')}.")
     # A clause that names a service is about that service, whatever its name; only a clause
@@ -431,11 +444,12 @@ def extract_version(c: Clause) -> Finding | None:
 
 
 _PATH = r"`?(?P<p>(?:[\w.~-]*/[\w./~-]*|[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|toml|yaml|yml|json|md|cfg|ini|sql|sh|env|lock|txt|css|html|vue|svelte)))`?"
+# Verbs of putting a thing somewhere ("logs end up in", "dumps land in", "checkpoints get written to").
+_PLACED = r"ends?\s+up|lands?|(?:are|is|get|gets)\s+(?:now\s+)?(?:written|saved|dumped|uploaded)"
 _LOCATION = re.compile(
     r"^(?P<s>[\w][\w\s-]{1,40}?)\s+(?:now\s+)?(?:lives?|live|are|is|sits?|go(?:es)?|belongs?|"
     r"(?:are|is|were|was|have been|has been|got)\s+(?:kept|stored|located|defined|moved|placed)|"
-    r"moved|were moved|ends?\s+up|lands?|(?:are|is|get|gets)\s+(?:now\s+)?(?:written|saved|dumped|uploaded))"
-    r"\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
+    r"moved|were moved|" + _PLACED + r")\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
     _I,
 )
 _PUT = re.compile(r"^(?:we\s+)?(?:put|keep|place|store)\s+(?:all\s+)?(?P<s>[\w][\w\s-]{1,40}?)\s+(?:in|under|into|inside)\s+" + _PATH, _I)
@@ -444,8 +458,7 @@ _PUT = re.compile(r"^(?:we\s+)?(?:put|keep|place|store)\s+(?:all\s+)?(?P<s>[\w][
 _LOC_VERB_AFTER = re.compile(
     r"\b(?:lives?|sits?|go(?:es)?|belongs?|stays?|resides?|(?:are|is)(?:\s+now)?|"
     r"(?:are|is|were|was|have been|has been|got)\s+(?:now\s+)?(?:kept|stored|located|defined|moved|placed|found)|"
-    r"moved|were moved|ends?\s+up|lands?|(?:are|is|get|gets)\s+(?:now\s+)?(?:written|saved|dumped|uploaded))"
-    r"\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
+    r"moved|were moved|" + _PLACED + r")\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
     _I,
 )
 _LOC_FIND = re.compile(r"\b(?:find|see|look for)\s+(?P<s>.+?)\s+(?:in|under|inside|at)\s+" + _PATH, _I)
