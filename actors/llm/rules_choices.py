@@ -47,6 +47,8 @@ _NEGATION = re.compile(
     r"moved (?:away )?(?:off|away from)|uninstalled|no more|ripped out|tore out|phased out|ditched)\s+(?:the\s+|our\s+|any\s+)?",
     _I,
 )
+# The verbs of taking something out, for readers outside this module.
+REMOVAL = _NEGATION
 # A removal told after the thing: "pycodestyle is gone", "X was removed from CI last week".
 _NEGATION_AFTER = re.compile(
     r"\s+(?:is|are|was|were|has been|have been|got|just got)\s+(?:now\s+)?(?:completely\s+|fully\s+)?"
@@ -273,6 +275,8 @@ def extract_removal(c: Clause) -> Finding | None:
         first = display.lower().split()[0] if display else ""
         if not display or first in _NOT_REMOVED or display.lower() in _NOT_REMOVED:
             return None
+        if re.search(r"\s(?:down\s+)?to\s+\S", display):
+            return None  # "drop the pool to four": a setting lowered to a new value, nothing removed
         if not _plausible_removed(display, c.text, neg):
             return None
         where = re.match(r"\s+(?:from|in|out of)\s+(?:the\s+)?(\S+)", c.text[thing.end() :])

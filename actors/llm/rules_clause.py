@@ -27,6 +27,7 @@ class Clause:
     speaker: str  # "user" or "assistant"
     explicit: bool = False  # "from now on", "going forward"...: a stated rule, not a remark
     listed: bool = False  # an item of a bulleted list or a line of a written document
+    report: bool = False  # the assistant's reply opens with it, reporting what it did ("Done: ...", "Moved X to Y")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 
 from actors.llm import durable
-from actors.llm.rules_choices import extract_choice, extract_removal, extract_switch
+from actors.llm.rules_choices import REMOVAL, extract_choice, extract_removal, extract_switch
 from actors.llm.rules_clause import EVALUATIVE, EXCLUDED_BEFORE, NOT_SUBJECTS, Clause, Finding, article_free, cap, np_words
 from actors.llm.rules_diffs import diff_findings
 from actors.llm.rules_facts import (
@@ -116,6 +116,45 @@ _CALLED_OLD = re.compile(r"\b(?:old|previous|former)\s+(`[^`]+`|\d[\w.:/-]*|[\w-
 
 
 def _extractive(c: Clause) -> Finding | None:
+    return _as_said(c, vouched=False)
+
+
+# How a reply reports a change it has just made: "Done", "All done", a statement of what holds "now",
+# or a verb of changing a value, in the past tense, that took something *to* a new value ("Moved the
+# cache to ...", "I've lowered the cap to 3"). Other past-tense openings report an action, not a
+# setting: "Looked at ...", "Committed as ...", "Added a step to `deploy.yml`" (a place, not a value).
+# "For now", "from now", "until now" and "by now" tell a time, not a change.
+_CHANGED_TO = (r"(?:chang|mov|switch|rais|lower|bump|increas|decreas|reduc|cut|drop|updat|migrat|renam|point|pinn?|"
+               r"upgrad|downgrad|swapp?|flipp?|extend|shorten|shrunk|set|reset|tun|adjust|halv|doubl)(?:ed)?")
+_REPORT_OPENING = re.compile(rf"^\W*(?:all\s+)?done\b|(?<!\bfor )(?<!\bfrom )(?<!\buntil )(?<!\bby )\bnow\b|^\W*(?:i(?:'ve| have)?\s+)?{_CHANGED_TO}\b[^.:;]*?\sto\s", _I)
+# A parenthetical aside: code, a path or a note after the value ("5 (`MAX_RETRIES` in `retry.py`)").
+_ASIDE = re.compile(r"\s*\((?![^)]*\b(?:previously|formerly|was|were)\b)[^)]*\)?")
+
+
+def _reported(c: Clause) -> Finding | None:
+    """What the assistant's reply opens by reporting it changed ("Done, uploads now go to the cold bucket
+    `s3://ix-cold`", "Lowered the poll interval to 45s"): the clause as said, its asides and a closing
+    colon before a code block cut, as a decision. A report of work done states how the turn left the
+    project, so no learned judgement of durability is asked; a value shape is still required."""
+    if c.speaker != "assistant" or not c.report or REMOVAL.search(c.text):
+        return None  # a removal names what is gone, not a value that holds
+    text = _ASIDE.sub("", c.text).rstrip()
+    if text.endswith(":"):  # it opens a code block: the clause must have said its value before the colon
+        text = text.rstrip(" :")
+        if not any(m.start() > 0 for m in _VALUE_SHAPE.finditer(text)):
+            return None  # "`kes up` now ends with:": only the subject is said, what it ends with is in the block
+    if text != c.text:
+        c = dataclasses.replace(c, text=text, low=text.lower())
+    found = _as_said(c, vouched=True)
+    if found is None or not found.text:
+        return found  # nothing, or only values the report says are gone
+    shaped = {normalize_belief(m.group(0).strip("`")) for m in _VALUE_SHAPE.finditer(text)}  # a capital opening no name
+    if found.belief not in shaped:
+        return None  # no value, or a plain word ("enough", "online"): an opening with no setting in it
+    return dataclasses.replace(found, kind=Kind.DECISION)
+
+
+def _as_said(c: Clause, vouched: bool) -> Finding | None:
     """The speaker's own clause, when a learned model reads it as a durable statement.
 
     What no pattern reads is kept as said, cleaned, so nothing is rewritten and nothing is
@@ -143,9 +182,9 @@ def _extractive(c: Clause) -> Finding | None:
         # brindle"): nothing to state, only values to retire. A removal is no statement the
         # durable-clause model has to vouch for.
         return Finding("", "", Kind.FACT, "", retires=old) if old else None
-    if len(words) < 3 or _ESTIMATE.search(text) or not _durable(c.text, c.speaker):
+    if len(words) < 3 or _ESTIMATE.search(text) or not (vouched or _durable(c.text, c.speaker)):
         return None
-    if len(text.split()) < 3 or (gone and not _durable(text, c.speaker)):
+    if len(text.split()) < 3 or (gone and not (vouched or _durable(text, c.speaker))):
         return None
     # The value the clause asserts: not one it names as replaced, nor one after "from", "off",
     # "not", "instead of" (the source of a move, an old value).
@@ -484,7 +523,7 @@ def _labelled(c: Clause) -> Finding | None:
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_command, extract_port, extract_branch, extract_env, extract_host, extract_version,
     extract_removal, extract_choice, extract_location, extract_owner, extract_deadline, _clock_time,
-    extract_convention, extract_switch, extract_kv, _labelled, _note,
+    extract_convention, extract_switch, extract_kv, _labelled, _reported, _note,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
 EXTRACTIVE = (*EXTRACTORS, _extractive)
@@ -519,20 +558,24 @@ def _denied(value: str, clause: str) -> bool:
 
 
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...],
-              listed: tuple[str, ...] = ()) -> list[Finding]:
+              listed: tuple[str, ...] = (), opening: bool = False) -> list[Finding]:
     in_list = any(sentence in line for line in listed)
+    report = opening and speaker == "assistant" and bool(_REPORT_OPENING.search(sentence))
+    opened = False
     out: list[Finding] = []
     for part in clauses(sentence):
         if len(part) > MAX_CLAUSE_CHARS:
             continue  # no memory is a 400-character clause; and patterns stay linear in the turn's size
         text, changed, remember = strip_fillers(part)
+        if text:  # the report is the first clause said
+            report, opened = report and not opened, True
         if not text or MEMORY_TALK.search(text) or not is_statement(text, changed) or PROPOSAL.search(text):
             continue  # a question, a plan, a hypothesis or a reported proposal states nothing
         if speaker == "assistant" and not assistant_ok(text):
             continue
         text = mask_code(text, STARTS_EXE)
         clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed,
-                        listed=in_list)
+                        listed=in_list, report=report)
         for extractor in extractors:
             finding = extractor(clause)
             if finding is None:
@@ -649,10 +692,12 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     bodies = {"user": unwrap(user), "assistant": unwrap(drop_plan_lists(unit.assistant))}
     # Only the assistant's fenced documents are read (``rules_text.clean``); a user's paste is not.
     listed = {speaker: listed_lines(body, speaker == "assistant") for speaker, body in bodies.items()}
-    said = {speaker: [_findings(sentence, speaker, extractors, listed[speaker])
-                      for sentence in statements(split_trailing_requests(sentences(body, speaker == "assistant")))  # never a question or request (issue 13)
-                      if not MEMORY_TALK.search(sentence)]
-            for speaker, body in bodies.items()}
+    said = {}
+    for speaker, body in bodies.items():
+        split = sentences(body, speaker == "assistant")
+        said[speaker] = [_findings(sentence, speaker, extractors, listed[speaker], opening=bool(split) and sentence == split[0])
+                         for sentence in statements(split_trailing_requests(split))  # never a question or request (issue 13)
+                         if not MEMORY_TALK.search(sentence)]
     # A diff the assistant shows is the change it made, line by line (``rules_diffs``).
     said["assistant"].append(diff_findings(unit.assistant))
     # The assistant reporting a change it made ("Upgraded: the toolchain is now 2.4.1") says how the

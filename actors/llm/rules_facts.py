@@ -559,7 +559,8 @@ def extract_kv(c: Clause) -> Finding | None:
     # "prod.example.com, it is two VMs": the value ends before a new clause
     value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
     # "4.1 because the runners still have it": a reason is no part of the value
-    value = re.split(r"\s+(?=(?:because|since|so that|as long as)\s)", value, maxsplit=1)[0]
+    value = re.split(r"\s+(?=(?:because|since|so that|as long as|so (?:a|an|the|that|it|we|you|they|there|this)\b)\s)",
+                     value, maxsplit=1)[0]
     subject = lower_first(article_free(subject))
     words = subject.lower().split()
     if not words or words[0] in NOT_SUBJECTS or len(words) > 5 or not value:
