@@ -138,7 +138,7 @@ def _reported(c: Clause) -> Finding | None:
     project, so no learned judgement of durability is asked; a value shape is still required."""
     if c.speaker != "assistant" or not c.report or REMOVAL.search(c.text):
         return None  # a removal names what is gone, not a value that holds
-    text = _ASIDE.sub("", c.text).rstrip()
+    text = c.text
     if text.endswith(":"):  # it opens a code block: the clause must have said its value before the colon
         text = text.rstrip(" :")
         if not any(m.start() > 0 for m in _VALUE_SHAPE.finditer(text)):
@@ -573,6 +573,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
             continue  # a question, a plan, a hypothesis or a reported proposal states nothing
         if speaker == "assistant" and not assistant_ok(text):
             continue
+        if report:  # "Upgraded to Elixir 1.17 (`erlang 27.1.2`)": the aside is a detail, not the change
+            text = _ASIDE.sub("", text).rstrip()
         text = mask_code(text, STARTS_EXE)
         clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed,
                         listed=in_list, report=report)

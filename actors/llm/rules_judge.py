@@ -24,7 +24,7 @@ from actors.llm.rules_text import (
     tokens,
 )
 from engine.keys import fingerprint, normalize_belief, normalize_key, normalize_text
-from engine.models import Candidate, Memory, Verdict
+from engine.models import Candidate, Kind, Memory, Verdict
 
 DECIDED_BY = "rules"
 # Jaccard over subject (non-value) tokens; 0.5 = half the subject words shared.
@@ -49,11 +49,13 @@ class Claim:
     belief: str
     negated: bool
     valid_from_ms: int
+    changed: bool = False  # stated as a change (kind decision: "now on 52", "switched to X")
 
 
 def _claim(item: Memory | Candidate, ref: str) -> Claim:
     return Claim(
-        ref, item.text, normalize_key(item.key), normalize_belief(item.belief), item.negated, item.valid_from_ms
+        ref, item.text, normalize_key(item.key), normalize_belief(item.belief), item.negated, item.valid_from_ms,
+        changed=item.kind is Kind.DECISION,
     )
 
 
@@ -100,6 +102,10 @@ def compare(a: Claim, b: Claim) -> tuple[Verdict, str]:
         return Verdict.SAME, f"near-identical text (overlap {overlap:.2f}) with the same values"
     if overlap >= SUBJECT_OVERLAP and val_a and val_b and val_a != val_b:
         shared = ", ".join(sorted(subj_a & subj_b)[:4])
+        later = a if a.valid_from_ms > b.valid_from_ms else b if b.valid_from_ms > a.valid_from_ms else None
+        if later is not None and later.changed:
+            # The later one says the value changed ("now on 52" after "now on 51"): a change, not a dispute.
+            return Verdict.UPDATE, f"shared subject ({shared}); the later states a change; {_newer(a, b)}"
         return (
             Verdict.CONTRADICTION,
             f"shared subject ({shared}) with different values {sorted(val_a - val_b)} vs {sorted(val_b - val_a)}",

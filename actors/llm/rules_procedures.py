@@ -8,10 +8,11 @@ in order); the command vocabulary is shared with ``rules_choices``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from actors.llm.rules_clause import NOT_SUBJECTS, Clause, Finding, article_free, cap, lower_first, np_words
-from actors.llm.rules_text import STOPWORDS
+from actors.llm.rules_text import STOPWORDS, TECH_PATTERN
 from engine.keys import normalize_belief, normalize_key
 from engine.models import Kind
 
@@ -233,7 +234,20 @@ _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 
 
+# A name written in lower case, as people type in chat ("femi takes over the imports"): only as the
+# clause's first word and only with a verb of taking or holding ownership, which tools and words that
+# start a clause ("nginx handles TLS", "everyone owns the wiki") do not pair with a thing they own.
+_LOWER_OWNER = re.compile(r"^(?P<who>[a-z]{3,12})\s+(?:now\s+)?(?:owns|takes over|took over|has taken over|"
+                          r"is taking over|is responsible for|is in charge of)\s+(?P<what>.+)$")
+_NOBODY = frozenset("everyone everybody someone somebody nobody anyone anybody each whoever none all".split())
+
+
 def extract_owner(c: Clause) -> Finding | None:
+    lower = _LOWER_OWNER.match(c.text)
+    if lower and lower.group("who") not in STOPWORDS | _NOBODY and not TECH_PATTERN.search(lower.group("who")):
+        named = extract_owner(dataclasses.replace(c, text=lower.group("who").capitalize() + c.text[lower.end("who"):]))
+        if named is not None:
+            return named
     match = _OWNS.search(c.text) or _OWNED.search(c.text)
     if not match:
         for pattern in _OWNER_PATTERNS:

@@ -62,6 +62,8 @@ def _spliced(part: str) -> list[str]:
 
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+# Markdown bold ("now on **SDK 52**"): emphasis, not part of what is said.
+_BOLD = re.compile(r"\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*")
 
 
 def strip_memory_blocks(text: str) -> str:
@@ -139,6 +141,7 @@ def _clean_lines(text: str, documents: bool) -> list[tuple[str, bool]]:
     for i, line in enumerate(lines):
         if i in pasted:
             continue
+        line = _BOLD.sub(r"\1", line)
         if not line.strip() or _NOISE_LINE.match(line):
             continue
         if line.startswith(("    ", "\t")):  # indented code
@@ -539,7 +542,7 @@ def drop_plan_lists(text: str) -> str:
 # Inline code that is a snippet of code or configuration, not a command or a value:
 # `testpaths = ["tests"]`, `cache: npm`, `"test": "vitest run"`, `def f() -> None:`.
 _CODE_LIKE = re.compile(r"[=(){}\[\]\"<>]|->|^[\w.-]+:(?:\s|$)|:\s*;", re.I)
-_ENV_ASSIGN = re.compile(r"^[A-Z][A-Z0-9_]+=[^\s=]+$")
+_ENV_ASSIGN = re.compile(r"^[A-Z][A-Z0-9_]+ ?= ?[^\s=]+$")  # "PORT=8080", "MAX_RETRIES = 3"
 
 
 def mask_code(text: str, keep: "re.Pattern[str]") -> str:
