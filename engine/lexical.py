@@ -500,9 +500,11 @@ class BM25Index:
         for j in range(1, len(terms_by_bound) + 1):
             p = terms_by_bound[j - 1][4]
             slots = np.frombuffer(p.slots, dtype=np.int32)
-            new = slots[mask[slots] & ~seen[slots]]
+            at = slots.astype(np.intp)  # numpy indexes by intp: an int32 index is cast again at every use
+            fresh = mask[at] & ~seen[at]
+            new = slots[fresh]
             if new.size:  # every candidate is scored once, on all the query's terms
-                seen[new] = True
+                seen[at[fresh]] = True
                 cand = np.concatenate([cand, new])
                 scores = np.concatenate([scores, self._scores(new, present, avg)])
             if j == len(terms_by_bound):
@@ -548,7 +550,8 @@ class BM25Index:
         k1, b = self.k1, self.b
         # The length part of the formula's denominator, per candidate: the same operations, in the
         # same order, as the per-document formula (k1 * (1 - b + b * len / avg)), done once.
-        length_part = k1 * (1 - b + b * self._lens[cand] / avg)
+        at_cand = cand.astype(np.intp)  # the candidates as an index (``cand`` stays int32 for the binary search)
+        length_part = k1 * (1 - b + b * self._lens[at_cand] / avg)
         scores = np.zeros(cand.size, dtype=np.float64)
         for _, members in present:
             part = np.zeros(cand.size, dtype=np.float64)
@@ -558,8 +561,11 @@ class BM25Index:
                     # Every candidate at once, tf 0 where the term is absent: its part is then exactly
                     # 0.0 (0 * (k1 + 1) / (0 + a positive length part)), and the better of 0.0 and a
                     # part (never negative) is that part; no mask to gather and scatter.
-                    tf = self._tfs_by_slot(term, p)[cand].astype(np.float64)
-                    np.maximum(part, idf * (tf * (k1 + 1) / (tf + length_part)), out=part)
+                    tf = self._tfs_by_slot(term, p)[at_cand].astype(np.float64)
+                    norm = tf * (k1 + 1)
+                    norm /= tf + length_part
+                    norm *= idf  # idf * norm: a product is the same either way round
+                    np.maximum(part, norm, out=part)
                     continue
                 at = np.searchsorted(slots, cand)
                 at_ok = np.minimum(at, slots.size - 1)
