@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from operator import itemgetter
@@ -107,6 +107,11 @@ def _folded(matched: str) -> str:
     return "" if low in STOPWORDS else STEM_MARK + stem(low)
 
 
+def _same_documents(a: _Postings, b: _Postings) -> bool:
+    """Whether two terms are held by the same documents, each as often (equal postings, in C)."""
+    return a.live == b.live and a.slots == b.slots and a.tfs == b.tfs
+
+
 def _joined(words: Sequence[str]) -> np.ndarray:
     """Strings as one byte array, newline-separated (ids and tokens never hold a newline)."""
     return np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8)
@@ -166,6 +171,11 @@ class BM25Index:
     #: (:meth:`_scores`): at 100k memories (781 postings and up) a search's mean CPU about 0.65 -> 0.55 ms,
     #: the same at 1k and 10k (300 synthetic queries, eval.perf.synth; issue 15).
     dense_share = 128
+    #: Bytes of those slot-indexed term frequencies kept between searches (the most recently read
+    #: terms; a term's array is dropped when a document with the term is added or removed, all of
+    #: them when the slots grow or are renumbered). A common term recurs across queries: at 100k
+    #: memories building its array was most of the cost of reading it (issue 15).
+    dense_cache_bytes = 16 << 20
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, *, fold: bool = True) -> None:
         self.k1 = k1
@@ -181,6 +191,8 @@ class BM25Index:
         self._postings: dict[str, _Postings] = {}
         self._total_len = 0
         self._dead_slots = 0
+        self._dense: OrderedDict[str, np.ndarray] = OrderedDict()  # term -> tf by slot (_tfs_by_slot)
+        self._dense_bytes = 0
         #: Documents the last :meth:`search` scored (with MaxScore, fewer than hold a query term).
         self.last_scored = 0
 
@@ -203,6 +215,7 @@ class BM25Index:
         terms = Counter(tokens)
         slot = len(self._ids)
         if slot >= self._lens.size:
+            self._forget_dense()
             grow = max(64, self._lens.size)
             self._lens = np.concatenate([self._lens, np.zeros(grow, dtype=np.float64)])
             self._alive = np.concatenate([self._alive, np.zeros(grow, dtype=bool)])
@@ -213,6 +226,7 @@ class BM25Index:
         self._lens[slot] = n
         self._alive[slot] = True
         self._total_len += n
+        self._forget_dense(terms)
         for term, tf in terms.items():
             p = self._postings.get(term)
             if p is None:
@@ -234,6 +248,7 @@ class BM25Index:
             for doc_id, text in docs:  # not a fresh index, or an id twice: the general path
                 self.add(doc_id, text)
             return
+        self._forget_dense()
         split = [tokenize_with_stems(text, self.fold) for _, text in docs]
         token_lists = [plain + [folded for _, folded in stems] for plain, stems in split]
         term_of: dict[str, int] = {}
@@ -285,7 +300,9 @@ class BM25Index:
         self._alive[slot] = False
         self._ids[slot] = None
         self._total_len -= int(self._lens[slot])
-        for term in self._terms_of(slot):
+        terms = self._terms_of(slot)
+        self._forget_dense(terms)
+        for term in terms:
             p = self._postings[term]
             p.live -= 1
             p.dead += 1
@@ -307,6 +324,7 @@ class BM25Index:
 
     def _renumber(self) -> None:
         """Drop retired slots everywhere (amortised: runs when they outnumber the live ones)."""
+        self._forget_dense()
         used = len(self._ids)
         alive = self._alive[:used]
         new_of = np.cumsum(alive, dtype=np.int64) - 1  # new slot of each live old slot
@@ -448,17 +466,22 @@ class BM25Index:
             mask[[self._slot[d] for d in set(allowed) if d in self._slot]] = True
         avg = self._total_len / max(1, len(self._slot))
         ceiling = 0.0
-        # Each query word: (query position, [(idf, postings)] of the word and of its stem, those indexed).
-        # The word's own idf alone makes the ceiling: its stem is another way to match it, not another word.
-        present: list[tuple[int, list[tuple[float, _Postings]]]] = []
+        # Each query word: (query position, [(term, idf, postings)] of the word and of its stem, those
+        # indexed). The word's own idf alone makes the ceiling: its stem is another way to match it,
+        # not another word. A stem held by exactly the documents that hold the word, as often, adds
+        # nothing to it (the better of two equal parts): it is left out ("port" and "~port" alike).
+        present: list[tuple[int, list[tuple[str, float, _Postings]]]] = []
         for pos, term in enumerate(terms):
             idf = self._idf(term)
             ceiling += idf
-            members: list[tuple[float, _Postings]] = []
-            for t in (term, stem_of.get(term, "")):
-                p = self._postings.get(t) if t else None
-                if p is not None and len(p.slots):
-                    members.append((idf if t == term else self._idf(t), p))
+            members: list[tuple[str, float, _Postings]] = []
+            own = self._postings.get(term)
+            if own is not None and len(own.slots):
+                members.append((term, idf, own))
+            folded = stem_of.get(term, "")
+            p = self._postings.get(folded) if folded else None
+            if p is not None and len(p.slots) and not (own is not None and _same_documents(own, p)):
+                members.append((folded, self._idf(folded), p))
             if members:
                 present.append((pos, members))
         if ceiling <= 0 or not present:
@@ -467,22 +490,23 @@ class BM25Index:
         # MaxScore over the terms (a word and its stem apart): a document holding none of the terms
         # taken so far gets from each query word at most the best bound of its terms not yet taken.
         terms_by_bound = sorted(((self._bound(p, idf, avg), len(p.slots), pos, k, p)
-                                 for pos, members in present for k, (idf, p) in enumerate(members)),
+                                 for pos, members in present for k, (_, idf, p) in enumerate(members)),
                                 key=lambda it: (-it[0], it[1], it[2], it[3]))
         # Slots stay int32, the postings' own type: a binary search of int64 candidates in int32
         # postings casts the whole postings list first (most of a search at 100k, issue 15).
         cand = np.zeros(0, dtype=np.int32)
         scores = np.zeros(0, dtype=np.float64)
         seen = np.zeros(mask.size, dtype=bool)  # the candidates so far, as a mask (a set difference sorts)
-        dense: dict[tuple[int, int], np.ndarray] = {}
         for j in range(1, len(terms_by_bound) + 1):
             p = terms_by_bound[j - 1][4]
             slots = np.frombuffer(p.slots, dtype=np.int32)
-            new = slots[mask[slots] & ~seen[slots]]
+            at = slots.astype(np.intp)  # numpy indexes by intp: an int32 index is cast again at every use
+            fresh = mask[at] & ~seen[at]
+            new = slots[fresh]
             if new.size:  # every candidate is scored once, on all the query's terms
-                seen[new] = True
+                seen[at[fresh]] = True
                 cand = np.concatenate([cand, new])
-                scores = np.concatenate([scores, self._scores(new, present, avg, dense)])
+                scores = np.concatenate([scores, self._scores(new, present, avg)])
             if j == len(terms_by_bound):
                 break
             left: dict[int, float] = {}
@@ -513,42 +537,72 @@ class BM25Index:
         k1, b = self.k1, self.b
         return idf * max(tf * (k1 + 1) / (tf + k1 * (1 - b + b * n / avg)) for tf, n in p.shortest.items()) * (1 + 1e-9)
 
-    def _scores(self, cand: np.ndarray, present: Sequence[tuple[int, Sequence[tuple[float, _Postings]]]],
-                avg: float, dense: dict[tuple[int, int], np.ndarray] | None = None) -> np.ndarray:
+    def _scores(self, cand: np.ndarray, present: Sequence[tuple[int, Sequence[tuple[str, float, _Postings]]]],
+                avg: float) -> np.ndarray:
         """Exact BM25 of the candidate slots: each term's part found by binary search in its
         postings, a word's part the better of its own and its stem's, added in query order (the
         same additions, in the same order, as the loop).
 
         A term with many postings is read from a slot-indexed array of its term frequencies instead
-        (built once per search in ``dense``, keyed by query position and member): the same numbers,
-        without a binary search of thousands of candidates in tens of thousands of postings (issue 15).
+        (:meth:`_tfs_by_slot`): the same numbers, without a binary search of thousands of candidates
+        in tens of thousands of postings (issue 15).
         """
         k1, b = self.k1, self.b
-        lens = self._lens[cand]
+        # The length part of the formula's denominator, per candidate: the same operations, in the
+        # same order, as the per-document formula (k1 * (1 - b + b * len / avg)), done once.
+        at_cand = cand.astype(np.intp)  # the candidates as an index (``cand`` stays int32 for the binary search)
+        length_part = k1 * (1 - b + b * self._lens[at_cand] / avg)
         scores = np.zeros(cand.size, dtype=np.float64)
-        for pos, members in present:
+        for _, members in present:
             part = np.zeros(cand.size, dtype=np.float64)
-            for k, (idf, p) in enumerate(members):
+            for term, idf, p in members:
                 slots = np.frombuffer(p.slots, dtype=np.int32)
-                if dense is not None and slots.size * self.dense_share >= self._lens.size:
-                    by_slot = dense.get((pos, k))
-                    if by_slot is None:
-                        by_slot = dense[(pos, k)] = np.zeros(self._lens.size, dtype=np.int32)
-                        by_slot[slots] = np.frombuffer(p.tfs, dtype=np.int32)  # a slot is in a postings list once
-                    tf_all = by_slot[cand]
-                    has = tf_all > 0  # a document holding a term holds it at least once
-                    if not has.any():
-                        continue
-                    tf = tf_all[has].astype(np.float64)
-                else:
-                    at = np.searchsorted(slots, cand)
-                    at_ok = np.minimum(at, slots.size - 1)
-                    has = slots[at_ok] == cand
-                    if not has.any():
-                        continue
-                    tf = np.frombuffer(p.tfs, dtype=np.int32)[at_ok[has]].astype(np.float64)
+                if slots.size * self.dense_share >= self._lens.size:
+                    # Every candidate at once, tf 0 where the term is absent: its part is then exactly
+                    # 0.0 (0 * (k1 + 1) / (0 + a positive length part)), and the better of 0.0 and a
+                    # part (never negative) is that part; no mask to gather and scatter.
+                    tf = self._tfs_by_slot(term, p)[at_cand].astype(np.float64)
+                    norm = tf * (k1 + 1)
+                    norm /= tf + length_part
+                    norm *= idf  # idf * norm: a product is the same either way round
+                    np.maximum(part, norm, out=part)
+                    continue
+                at = np.searchsorted(slots, cand)
+                at_ok = np.minimum(at, slots.size - 1)
+                has = slots[at_ok] == cand
+                if not has.any():
+                    continue
+                tf = np.frombuffer(p.tfs, dtype=np.int32)[at_ok[has]].astype(np.float64)
                 # The same operations, in the same order, as the per-document formula.
-                norm = tf * (k1 + 1) / (tf + k1 * (1 - b + b * lens[has] / avg))
+                norm = tf * (k1 + 1) / (tf + length_part[has])
                 part[has] = np.maximum(part[has], idf * norm)
             scores = scores + part  # + 0.0 where the word is absent: the loop's sum, bit for bit
         return scores
+
+    def _tfs_by_slot(self, term: str, p: _Postings) -> np.ndarray:
+        """The term frequency of ``term`` in every slot (0 where absent), kept for the next searches
+        within ``dense_cache_bytes``, the most recently read first (``p``: the term's postings)."""
+        by_slot = self._dense.get(term)
+        if by_slot is not None:
+            self._dense.move_to_end(term)
+            return by_slot
+        tfs = np.frombuffer(p.tfs, dtype=np.int32)
+        # The smallest unsigned type that holds the term's counts (a byte, nearly always): the same numbers.
+        by_slot = np.zeros(self._lens.size, dtype=np.min_scalar_type(int(tfs.max())))
+        by_slot[np.frombuffer(p.slots, dtype=np.int32)] = tfs  # a slot is in a postings list once
+        self._dense[term] = by_slot
+        self._dense_bytes += by_slot.nbytes
+        while self._dense_bytes > self.dense_cache_bytes and len(self._dense) > 1:
+            self._dense_bytes -= self._dense.popitem(last=False)[1].nbytes
+        return by_slot
+
+    def _forget_dense(self, terms: Iterable[str] | None = None) -> None:
+        """Drop the kept slot-indexed arrays of ``terms`` (their postings change), or all of them."""
+        if terms is None:
+            self._dense.clear()
+            self._dense_bytes = 0
+            return
+        for term in terms:
+            by_slot = self._dense.pop(term, None)
+            if by_slot is not None:
+                self._dense_bytes -= by_slot.nbytes

@@ -98,3 +98,35 @@ def test_without_folding_the_index_is_the_one_before_stems() -> None:
         i.add("owner", "Release owner: Mireille Duval.")
     assert plain.search("releases") == {} and plain.docs_with("~releas") == set()
     assert "owner" in idx.search("releases")  # positive control
+
+
+def test_kept_term_frequencies_stay_within_their_budget_and_answer_the_same() -> None:
+    from eval.perf.synth import memory_texts, queries
+
+    docs = [(f"d{i}", text) for i, (text, _) in enumerate(memory_texts(600, seed=3))]
+    small, unbounded = BM25Index(), BM25Index()
+    small.dense_cache_bytes = 2 * 600  # two terms' arrays (a byte a slot)
+    unbounded.dense_cache_bytes = 1 << 30
+    small.add_many(docs)
+    unbounded.add_many(docs)
+    for q in queries(60, seed=4):
+        assert small.search(q, 30) == unbounded.search(q, 30)
+        assert small._dense_bytes == sum(a.nbytes for a in small._dense.values()) <= small.dense_cache_bytes
+    assert unbounded._dense_bytes > small.dense_cache_bytes  # positive control: more would have been kept
+
+
+def test_a_stem_held_by_the_same_documents_as_its_word_changes_no_score() -> None:
+    same, more = BM25Index(), BM25Index()
+    for idx in (same, more):
+        idx.add("a", "The API listens on port 7070.")
+        idx.add("b", "The worker port is 9090 and the worker restarts nightly.")
+        idx.add("c", "Nothing about networking here.")
+    more.add("d", "Both ports are open.")  # "~port" is now held by one document more than "port"
+    assert set(same.search("port")) == {"a", "b"}
+    unfolded = BM25Index(fold=False)
+    for doc_id, text in [("a", "The API listens on port 7070."),
+                         ("b", "The worker port is 9090 and the worker restarts nightly."),
+                         ("c", "Nothing about networking here.")]:
+        unfolded.add(doc_id, text)
+    assert same.search("port") == unfolded.search("port")  # the stem adds nothing: the scores without it
+    assert "d" in more.search("port")  # positive control: a stem with other documents still reaches them

@@ -109,6 +109,35 @@ def test_any_sequence_of_adds_and_removes_scores_like_the_reference(
     _assert_same(new, old, [" ".join(query_words)], limit)
 
 
+class _EagerBySlotSmallCache(_EagerBySlot):
+    dense_cache_bytes = 64  # one or two slot-indexed arrays kept at a time: dropped all the time
+
+
+# Words whose stems are held by the same documents as the word ("port" alone) and by more ("ports").
+FOLDING_WORDS = ["port", "ports", "release", "released", "releasing", "worker", "src/api/main.py", "the", "7070"]
+folding_ops = st.lists(st.tuples(st.sampled_from(["add", "remove"]), st.integers(0, 12),
+                                 st.lists(st.sampled_from(FOLDING_WORDS), min_size=0, max_size=6)), max_size=40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(folding_ops, st.lists(st.sampled_from(FOLDING_WORDS), min_size=1, max_size=4), st.integers(1, 8),
+       st.sampled_from([_Eager, _EagerSearched, _EagerBySlot, _EagerBySlotSmallCache]))
+def test_searches_between_adds_and_removes_score_like_the_reference(
+        seq: list[tuple[str, int, list[str]]], query_words: list[str], limit: int, kind: type[BM25Index]) -> None:
+    """What a search keeps for the next ones (slot-indexed term frequencies) follows every change."""
+    new, old = kind(), ReferenceBM25()
+    query = " ".join(query_words)
+    for op, n, words in seq:
+        doc = f"d{n}"
+        if op == "add":
+            new.add(doc, " ".join(words))
+            old.add(doc, " ".join(words))
+        else:
+            new.remove(doc)
+            old.remove(doc)
+        _assert_same(new, old, [query, "ports released", "port release"], limit)
+
+
 def test_a_removed_document_is_never_found_and_a_kept_one_is() -> None:
     idx = BM25Index()
     for i in range(40):
