@@ -507,13 +507,15 @@ def extract_location(c: Clause) -> Finding | None:
 
 
 _KV = re.compile(
-    r"^(?P<s>[\w][\w\s./-]{1,40}?)\s+(?P<v1>is|are|=|has been|have been)\s+(?:now\s+|currently\s+)?"
+    r"^(?P<s>[\w][\w\s./-]{1,40}?)\s+(?P<v1>is|are|=|has been|have been|needs to be|must be)\s+(?:now\s+|currently\s+)?"
     r"(?:set to\s+|changed to\s+|switched to\s+)?(?P<v>.+?)(?:\s+now)?$"
     r"|^(?P<s2>[\w][\w\s./-]{1,40}?)\s+(?:(?:was|were|has been|have been|got|is|are)\s+)?"
     r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+)?to\s+(?P<v2>.+)$"
     r"|^(?:(?:i|we)(?:'ve| have)?\s+)?(?:set|change|changed|switch|switched|move|moved|bump|bumped|raise|raised|"
     r"lower|lowered|increase|increased|decrease|decreased|reduce|reduced|update|updated)\s+(?P<s3>[\w][\w\s./-]{1,40}?)"
-    r"\s+(?:over\s+|back\s+)?(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$",
+    r"\s+(?:over\s+|back\s+)?(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$"
+    # "make the session timeout 45 min", "keep the retry cap at 3": a number is the new value of the named setting
+    r"|^(?:make|keep)\s+(?:the|our)\s+(?P<s4>[\w][\w\s./-]{1,40}?)\s+(?:at\s+)?(?P<v4>\S*\d\S*(?:\s+[a-z]+)?)$",
     _I,
 )
 _SETTING_CHANGE = re.compile(r"\b(?:switch|switched|change|changed|set)\b", _I)
@@ -553,11 +555,14 @@ def extract_kv(c: Clause) -> Finding | None:
     match = _KV.search(c.text)
     if not match:
         return None
-    subject = match.group("s") or match.group("s2") or match.group("s3")
-    value = (match.group("v") or match.group("v2") or match.group("v3")).strip(" .")
+    subject = match.group("s") or match.group("s2") or match.group("s3") or match.group("s4")
+    value = (match.group("v") or match.group("v2") or match.group("v3") or match.group("v4")).strip(" .")
     value = re.sub(r"\s+now$", "", value, flags=_I)
     # "prod.example.com, it is two VMs": the value ends before a new clause
     value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
+    # "04:30, ops asked", "25 MB, as agreed": after a value that starts with a number, a comma ends it
+    if re.match(r"\d", value):
+        value = value.split(", ", 1)[0]
     # "4.1 because the runners still have it": a reason is no part of the value
     value = re.split(r"\s+(?=(?:because|since|so that|as long as|so (?:a|an|the|that|it|we|you|they|there|this)\b)\s)",
                      value, maxsplit=1)[0]
@@ -578,11 +583,14 @@ def extract_kv(c: Clause) -> Finding | None:
     # so the new value needs no known shape or name; a bare "X is Y" does ("the build is failing").
     # ("move the app to Toronto" is a move to a place, not "the app is Toronto": only switch, change and set.)
     explicit_change = (bool(match.group("s2") or match.group("s3")) and len(value_words) <= 2
-                       and bool(_SETTING_CHANGE.search(match.group(0))))
+                       and bool(_SETTING_CHANGE.search(match.group(0)))) or bool(match.group("s4")) \
+        or (match.group("v1") or "").lower() in {"needs to be", "must be"}  # a value required
     if words[-1] not in _ATTRIBUTE_HEADS and not _is_valuey(value) and not explicit_change:
         return None
-    if words[-1] not in _ATTRIBUTE_HEADS and (MEASURE.match(value_words[0]) or "," in value):
-        return None  # "the search page is 300ms", "one check is flaky, test_x": observations
+    if words[-1] not in _ATTRIBUTE_HEADS and "," in value:
+        return None  # "one check is flaky, test_x": an observation
+    if words[-1] not in _ATTRIBUTE_HEADS and MEASURE.match(value_words[0]) and not (c.changed or explicit_change):
+        return None  # "the search page is 300ms": a measurement, unless it is said to have been set ("is now 25MB")
     if re.search(r"\b\w+er than\b|\b(?:more|less|much|way)\s+\w+\s+than\b", value, _I):
         return None  # "the builds are way faster than before": a comparison is an evaluation
     if words[-1] not in _ATTRIBUTE_HEADS and _HOSTNAME.fullmatch(value):
@@ -600,5 +608,5 @@ def extract_kv(c: Clause) -> Finding | None:
     if key == "line length" and number:
         belief = number.group(0)
     verb = "are" if match.group("v1") == "are" else "is"
-    kind = Kind.DECISION if (c.changed or DECISION.search(c.low)) else Kind.FACT
+    kind = Kind.DECISION if (c.changed or DECISION.search(c.low) or explicit_change) else Kind.FACT
     return Finding(key, belief, kind, f"The {subject} {verb} {value}.")

@@ -27,8 +27,8 @@ def test_a_clause_opening_with_a_quantifier_owns_nothing() -> None:
 
 
 def test_bold_is_emphasis_not_part_of_the_value() -> None:
-    got = found("", "Upgraded to **Zig 0.13.0** (`build.zig.zon` updated):\n\n```\n.minimum_zig_version = \"0.13.0\",\n```")
-    assert any(b == "0.13.0" for _, b, _ in got), got
+    got = found("", "Done - the **build image** is now **ci-base:7** (`.ci/Dockerfile`).")
+    assert ("build image", "ci-base:7") in [(k, b) for k, b, _ in got], got
     assert all("**" not in t for _, _, t in got), got
 
 
@@ -36,3 +36,22 @@ def test_a_constant_assigned_with_spaces_is_read_like_one_without() -> None:
     spaced = found("", "Set `POLL_SECONDS = 45` in the worker settings.")
     tight = found("", "Set `POLL_SECONDS=45` in the worker settings.")
     assert [b for _, b, _ in spaced] == [b for _, b, _ in tight] == ["45"], (spaced, tight)
+
+
+def test_a_comment_after_a_new_value_is_not_part_of_it() -> None:
+    got = found("move the invoice run to 05:15, finance asked for it")
+    assert ("invoice run", "05:15") in [(k, b) for k, b, _ in got], got
+
+
+def test_make_or_keep_a_named_setting_a_number() -> None:
+    assert ("upload timeout", "90 s") in [(k, b) for k, b, _ in found("make the upload timeout 90 s")]
+    assert ("retry budget", "4") in [(k, b) for k, b, _ in found("keep the retry budget at 4")]
+    # The control: "make X <adjective>" names no value.
+    assert not found("make the header sticky")
+
+
+def test_a_measure_said_as_set_is_a_setting_and_a_bare_one_an_observation() -> None:
+    assert [b for _, b, _ in found("the attachment cap is now 15MB")] == ["15mb"]
+    assert [b for _, b, _ in found("the attachment cap must be 15MB")] == ["15mb"]
+    # The control: the same shape without "now" or a requirement reports a measurement.
+    assert not found("the dashboard is 900ms")
