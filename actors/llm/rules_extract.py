@@ -28,6 +28,7 @@ from actors.llm.rules_facts import (
     extract_env,
     extract_host,
     extract_kv,
+    extract_quantity,
     extract_location,
     extract_port,
     extract_version,
@@ -523,7 +524,7 @@ def _labelled(c: Clause) -> Finding | None:
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_command, extract_port, extract_branch, extract_env, extract_host, extract_version,
     extract_removal, extract_choice, extract_location, extract_owner, extract_deadline, _clock_time,
-    extract_convention, extract_switch, extract_kv, _labelled, _reported, _note,
+    extract_convention, extract_switch, extract_quantity, extract_kv, _labelled, _reported, _note,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
 EXTRACTIVE = (*EXTRACTORS, _extractive)

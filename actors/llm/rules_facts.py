@@ -18,6 +18,7 @@ from actors.llm.rules_clause import (
     Clause,
     Finding,
     article_free,
+    cap,
     lower_first,
     np_after_article,
     np_words,
@@ -32,7 +33,7 @@ from actors.llm.rules_text import (
     tech_display,
     tech_name,
 )
-from engine.keys import normalize_belief, normalize_key
+from engine.keys import normalize_belief, normalize_key, value_kind
 from engine.models import Kind
 
 _I = re.I
@@ -610,3 +611,47 @@ def extract_kv(c: Clause) -> Finding | None:
     verb = "are" if match.group("v1") == "are" else "is"
     kind = Kind.DECISION if (c.changed or DECISION.search(c.low) or explicit_change) else Kind.FACT
     return Finding(key, belief, kind, f"The {subject} {verb} {value}.")
+
+
+# ---------------------------------------------------------------- limits, retention, a value used for a thing
+
+# A limit said without a verb: "max 50 players per lobby", "at most 3 retries per job", "up to 20 seats a table".
+_LIMIT = re.compile(r"^(?P<bound>max(?:imum)?|min(?:imum)?|at most|at least|up to|no more than)\s+(?P<n>\d[\d,.]*)\s+"
+                    r"(?P<what>[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:per|a|an|each|in a|for each)\s+(?P<unit>[a-z][\w-]*)\b", _I)
+# How long something is kept: "we keep raw logs for 90 days", "backups are kept for 2 weeks".
+_KEPT_FOR = re.compile(r"^(?:(?:we|they)\s+)?(?:keep|retain|store)\s+(?:the\s+|our\s+|all\s+)?(?P<what>[a-z][\w\s-]{1,30}?)\s+"
+                       r"for\s+(?P<n>\d+\s*(?:days?|weeks?|months?|years?|hours?|d|w|y))\b"
+                       r"|^(?:the\s+|our\s+|all\s+)?(?P<what2>[a-z][\w\s-]{1,30}?)\s+(?:are|is)\s+(?:kept|retained|stored)\s+"
+                       r"for\s+(?P<n2>\d+\s*(?:days?|weeks?|months?|years?|hours?|d|w|y))\b", _I)
+# A value put to a use: "use 6380 for the cache", "we use bf16 for training", "use `eu-west-1` for the buckets".
+_USE_FOR = re.compile(r"^(?:(?:we|i)\s+)?(?:use|using)\s+(?P<v>`[^`]+`|[\w.:/-]*\d[\w.:/-]*)\s+(?:for|on|in)\s+"
+                      r"(?:the\s+|our\s+|all\s+|every\s+)?(?P<what>[a-z][\w-]*(?:\s[a-z][\w-]*){0,2})\s*$", _I)
+
+
+def extract_quantity(c: Clause) -> Finding | None:
+    """A limit, a retention period or a value used for a thing, in the short forms chat uses for them.
+
+    Each is keyed by what it bounds or serves ("max players per lobby", "logs retention", "cache number"),
+    so a later statement of the same limit in the same form supersedes it; nothing is rewritten beyond
+    a plain sentence of what was said."""
+    if c.speaker == "assistant" and not c.changed:
+        return None
+    if m := _LIMIT.match(c.text):
+        bound = "max" if m.group("bound").lower()[:2] in {"ma", "at", "up", "no"} and "least" not in m.group("bound") else "min"
+        what, unit, n = m.group("what").lower(), m.group("unit").lower(), m.group("n").rstrip(".,")
+        return Finding(f"{bound} {what} per {unit}", n, Kind.FACT, f"{cap(m.group(0).strip())}.")
+    if (m := _KEPT_FOR.match(c.text)) and not re.search(r"\b(?:while|until|till|for now)\b", c.text, _I):
+        what = article_free(m.group("what") or m.group("what2")).strip().lower()
+        n = (m.group("n") or m.group("n2")).strip()
+        if not what or what.split()[0] in NOT_SUBJECTS:
+            return None
+        return Finding(f"{what} retention", normalize_belief(n), Kind.FACT, f"The {what} are kept for {n}."
+                       if what.endswith("s") else f"The {what} is kept for {n}.")
+    if m := _USE_FOR.match(c.text):
+        what, value = m.group("what").lower(), m.group("v")
+        if what.split()[0] in NOT_SUBJECTS or what.split()[-1] in STOPWORDS:
+            return None
+        belief = normalize_belief(value.strip("`"))
+        kind = Kind.DECISION if c.changed else Kind.FACT
+        return Finding(f"{what} {value_kind(belief)}", belief, kind, f"{cap(c.text)}.")
+    return None

@@ -55,3 +55,20 @@ def test_a_measure_said_as_set_is_a_setting_and_a_bare_one_an_observation() -> N
     assert [b for _, b, _ in found("the attachment cap must be 15MB")] == ["15mb"]
     # The control: the same shape without "now" or a requirement reports a measurement.
     assert not found("the dashboard is 900ms")
+
+
+def test_a_limit_said_without_a_verb() -> None:
+    assert ("max tickets per order", "8") in [(k, b) for k, b, _ in found("max 8 tickets per order, fraud team insists")]
+    assert ("min approvals per merge", "2") in [(k, b) for k, b, _ in found("at least 2 approvals per merge")]
+
+
+def test_how_long_things_are_kept_and_a_temporary_keep() -> None:
+    assert ("audit events retention", "180 days") in [(k, b) for k, b, _ in found("we keep audit events for 180 days")]
+    # The control: kept only while something else happens is temporary.
+    assert not found("we keep the v1 endpoints for 3 weeks while clients migrate")
+
+
+def test_a_value_put_to_a_use() -> None:
+    assert ("queue number", "6390") in [(k, b) for k, b, _ in found("use 6390 for the queue from now on")]
+    # The control: a pronoun names no value.
+    assert not found("use it for the queue")
