@@ -129,7 +129,7 @@ _CHANGED_TO = (r"(?:chang|mov|switch|rais|lower|bump|increas|decreas|reduc|cut|d
                r"upgrad|downgrad|swapp?|flipp?|extend|shorten|shrunk|set|reset|tun|adjust|halv|doubl)(?:ed)?")
 _REPORT_OPENING = re.compile(rf"^\W*(?:all\s+)?done\b|(?<!\bfor )(?<!\bfrom )(?<!\buntil )(?<!\bby )\bnow\b|^\W*(?:i(?:'ve| have)?\s+)?{_CHANGED_TO}\b[^.:;]*?\sto\s", _I)
 # A parenthetical aside: code, a path or a note after the value ("5 (`MAX_RETRIES` in `retry.py`)").
-_ASIDE = re.compile(r"\s*\((?![^)]*\b(?:previously|formerly|was|were)\b)[^)]*\)?")
+_REPORT_ASIDE = re.compile(r"\s+\((?!\s*(?:previously|formerly|was|were)\b)(?:[^()`]|`[^`]*`)*(?:\)|$)")
 
 
 def _reported(c: Clause) -> Finding | None:
@@ -575,7 +575,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         if speaker == "assistant" and not assistant_ok(text):
             continue
         if report:  # "Upgraded to Elixir 1.17 (`erlang 27.1.2`)": the aside is a detail, not the change
-            text = _ASIDE.sub("", text).rstrip()
+            text = _REPORT_ASIDE.sub("", text).rstrip()
         text = mask_code(text, STARTS_EXE)
         clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed,
                         listed=in_list, report=report)

@@ -256,11 +256,12 @@ def extract_port(c: Clause) -> Finding | None:
 
 _ENV_SET = re.compile(
     r"\b(?:set|export|define)\s+(?:the\s+)?(?:env(?:ironment)? var(?:iable)?\s+)?`?(?P<n>[A-Z][A-Z0-9_]{2,})`?"
-    r"\s*(?:to|=)\s*`?(?P<v>[^\s`]+)`?"
+    r"\s*(?:to|=)\s*(?P<tick>`?)(?P<v>(?<=`)[^`]+(?=`)|[^\s`]+)`?"
 )
 _ENV_IS = re.compile(
     r"`?(?P<n>[A-Z][A-Z0-9]*_[A-Z0-9_]+)`?\s*(?:(?:is\s+|was\s+)?(?:now\s+)?(?:set|changed|switched) to|=|"
-    r"(?P<copula>is(?: now)?|should be|must be|needs to be))\s*(?P<tick>`?)(?P<v>[^\s`]+)`?"
+    r"(?P<copula>is(?: now)?|should be|must be|needs to be|stays at|stays|remains at|remains))\s*(?P<tick>`?)"
+    r"(?P<v>(?<=`)[^`]+(?=`)|[^\s`]+)`?"  # a backticked value whole: `Duration::from_secs(20 * 60)`
 )
 # Words that may follow a one-word value without making it a description: "LOG_LEVEL is debug in staging".
 _AFTER_VALUE = re.compile(r"^\s*(?:[,;)]|$|(?:in|on|for|at|across|everywhere|now|again|there|here|too|by default)\b)", _I)
@@ -287,6 +288,8 @@ def extract_env(c: Clause) -> Finding | None:
     name, value = match.group("n"), match.group("v").rstrip(".,;")
     if not value or value.lower() in STOPWORDS or value.lower() in {"something", "whatever", "yours"}:
         return None  # "set `DATABASE_URL` to your own credentials"
+    if value == "code" and match.group("tick"):
+        return None  # a code expression masked by ``mask_code``: its value is not said in words
     return Finding(
         f"{name} env var",
         normalize_belief(value),

@@ -72,3 +72,15 @@ def test_a_value_put_to_a_use() -> None:
     assert ("queue number", "6390") in [(k, b) for k, b, _ in found("use 6390 for the queue from now on")]
     # The control: a pronoun names no value.
     assert not found("use it for the queue")
+
+
+def test_a_code_expression_is_never_cut_into_a_value() -> None:
+    got = found("", "`POLL_EVERY` is now `Duration::from_secs(5 * 60)`. That keeps the radio duty cycle low.")
+    assert not [b for _, b, _ in got if b.startswith("duration")], got
+    # The control: a plain value in the same place is read.
+    assert ("poll every env var", "300") in [(k, b) for k, b, _ in found("", "`POLL_EVERY` is now `300`.")]
+
+
+def test_a_value_that_stays_is_stated() -> None:
+    got = found("", "No change, `FLUSH_EVERY` stays at 20 minutes.")
+    assert ("flush every env var", "20") in [(k, b) for k, b, _ in got], got
