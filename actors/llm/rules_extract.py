@@ -558,6 +558,27 @@ def _denied(value: str, clause: str) -> bool:
     return at > 0 and bool(_DENIAL.search(normalize_text(clause)[:at]))
 
 
+# A decision announced before what was decided: "we decided: ...", "decision from the call: ...",
+# "we agreed that ...". What follows is the statement, and it holds although it may be in the future
+# tense ("the sync window will be 45 minutes").
+_DECIDED_PREFIX = re.compile(r"^(?:we|i|they|the team)\s+(?:have\s+)?(?:decided|agreed)(?:\s+that)?\s+(?=\S+\s+\S+\s+\S)", _I)
+_DECISION_WORD = re.compile(r"\b(?:decided|decision|agreed|final)\b", _I)
+
+
+def _decided(text: str) -> tuple[str, bool]:
+    """The clause without a lead-in that announces a decision ("decision:", "agreed in the call:", "we
+    decided (that)"), and whether there was one."""
+    prefix = _DECIDED_PREFIX.match(text)
+    if prefix:
+        return text[prefix.end():], True
+    lead = _LEAD_IN.match(text)
+    if lead is None or len(lead.group("head").split()) > 4 or not _DECISION_WORD.search(lead.group("head")):
+        return text, False  # other lead-ins ("heads up:", "from the call:") are left to the readings
+    if len(lead.group("body").split()) < 3:
+        return text, False
+    return lead.group("body"), True
+
+
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...],
               listed: tuple[str, ...] = (), opening: bool = False) -> list[Finding]:
     in_list = any(sentence in line for line in listed)
@@ -568,6 +589,9 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         if len(part) > MAX_CLAUSE_CHARS:
             continue  # no memory is a 400-character clause; and patterns stay linear in the turn's size
         text, changed, remember = strip_fillers(part)
+        if speaker == "user":
+            text, decided = _decided(text)
+            changed = changed or decided
         if text:  # the report is the first clause said
             report, opened = report and not opened, True
         if not text or MEMORY_TALK.search(text) or not is_statement(text, changed) or PROPOSAL.search(text):

@@ -84,3 +84,11 @@ def test_a_code_expression_is_never_cut_into_a_value() -> None:
 def test_a_value_that_stays_is_stated() -> None:
     got = found("", "No change, `FLUSH_EVERY` stays at 20 minutes.")
     assert ("flush every env var", "20") in [(k, b) for k, b, _ in got], got
+
+
+def test_a_decision_announced_before_it_holds_in_the_future_tense() -> None:
+    for said in ("we decided: the export window will be 40 minutes", "decision from the call: export window is 40 minutes",
+                 "we agreed that the export window will be 40 minutes"):
+        assert ("export window", "40 minutes") in [(k, b) for k, b, _ in found(said)], said
+    # The control: the future tense alone is a plan, not a setting.
+    assert not found("the export window will be 40 minutes")
