@@ -115,4 +115,9 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
     s.add_argument("--stores", help="keep the built stores in this folder and reuse them in later runs (building "
                    "100,000 memories embeds 100k sentences); a store is reused only if it was built from the same "
                    "synthetic memories by the same embedder")
+    s.add_argument("--projects", type=int, default=1, metavar="N",
+                   help="with N > 1, also measure one data directory holding N projects of the largest size each "
+                        "(opt-in; --sizes ...,100000 --projects 10 is 1,000,000 memories): cold open of one project "
+                        "and of all, recall in one project with all open (inprocess and ray parts), actor RSS, disk "
+                        "per memory, each beside the single-project numbers of the same run")
     s.set_defaults(func=_dispatch("eval.perf.run"))

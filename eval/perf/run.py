@@ -17,7 +17,9 @@ Phases, in this order so that no two measurements share the CPU:
    actor), the resident memory of the engine and index actor processes at each size (and of
    an empty store), observe acknowledgement latency;
 5. replay (Ray): the bundled example history and a longer one made by repeating it with new
-   request ids, sessions and shifted timestamps, end to end (observe + drain).
+   request ids, sessions and shifted timestamps, end to end (observe + drain);
+6. opt-in, ``--projects N`` (N > 1): one data directory holding N projects of the largest size
+   (``eval.perf.projects``), measured in process and on Ray beside the single-project rows.
 
 Latencies are compared as ratios within the run (the machine is shared and noisy).
 ``--parallel`` is ignored: perf runs serially to keep measurements clean.
@@ -50,7 +52,7 @@ WARMUP = 20
 IMPORT_CHUNK = 2000
 
 
-def _say(msg: str) -> None:
+def say(msg: str) -> None:
     print(f"[perf {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
@@ -72,6 +74,17 @@ def _parts(text: str | None) -> list[str]:
     return [p for p in PARTS if p in parts]
 
 
+def _projects(args: argparse.Namespace, parts: Sequence[str]) -> int:
+    """``--projects N``: 1 (the default) measures one project; N > 1 adds the N-project data directory."""
+    value = getattr(args, "projects", None)
+    n = 1 if value is None else int(value)
+    if n < 1:
+        raise SystemExit(f"--projects must be >= 1, got {n}")
+    if n > 1 and not {"inprocess", "ray"} & set(parts):
+        raise SystemExit("--projects N > 1 measures the inprocess and ray parts; choose at least one in --parts")
+    return n
+
+
 def _command(args: argparse.Namespace) -> str:
     parts = [".venv/bin/dynmem", "bench", "perf", "--sizes", ",".join(map(str, _sizes(getattr(args, "sizes", DEFAULT_SIZES))))]
     if getattr(args, "queries", 200) != 200:
@@ -80,6 +93,8 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--replay-turns", str(args.replay_turns)]
     if getattr(args, "parts", None) and _parts(args.parts) != list(PARTS):
         parts += ["--parts", ",".join(_parts(args.parts))]
+    if getattr(args, "projects", None) not in (None, 1):
+        parts += ["--projects", str(args.projects)]
     for flag, value in (("--config", args.config), ("--out", args.out), ("--data-dir", args.data_dir),
                         ("--stores", getattr(args, "stores", None))):
         if value:
@@ -87,11 +102,11 @@ def _command(args: argparse.Namespace) -> str:
     return shlex.join(parts)
 
 
-def _chunks(seq: Sequence[Any], n: int) -> list[Sequence[Any]]:
+def chunks(seq: Sequence[Any], n: int) -> list[Sequence[Any]]:
     return [seq[i:i + n] for i in range(0, len(seq), n)]
 
 
-def _copy(src: Path, dst: Path) -> Path:
+def copy_store(src: Path, dst: Path) -> Path:
     if dst.exists():
         shutil.rmtree(dst)
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("sidecar.*", "cache"))
@@ -156,10 +171,10 @@ def build_stores(root: Path, settings: Any, sizes: Sequence[int],
         if kept is not None and info is not None and info.exists():
             meta = json.loads(info.read_text(encoding="utf-8"))
             if meta.get("manifest") == manifest:
-                snaps[size] = _copy(kept, root / f"store-{size}")
-                _copy(kept, growing)
+                snaps[size] = copy_store(kept, root / f"store-{size}")
+                copy_store(kept, growing)
                 rows.append({**meta["row"], "reused": True})
-                _say(f"reused the {size}-memory store kept in {kept}")
+                say(f"reused the {size}-memory store kept in {kept}")
                 prev = size
                 continue
         rt = Runtime(growing, settings, use_ray=False)
@@ -167,7 +182,7 @@ def build_stores(root: Path, settings: Any, sizes: Sequence[int],
             pipe = Pipeline(rt)
             mems = make_memories(PROJECT, size, start=prev)
             t0 = time.perf_counter()
-            for chunk in _chunks(mems, IMPORT_CHUNK):
+            for chunk in chunks(mems, IMPORT_CHUNK):
                 pipe.import_memories(PROJECT, list(chunk))
             dt = time.perf_counter() - t0
             n_live = pipe.stats(PROJECT).memories_by_state.get("active", 0)
@@ -175,18 +190,63 @@ def build_stores(root: Path, settings: Any, sizes: Sequence[int],
             rt.shutdown()
         if n_live != size:
             raise RuntimeError(f"expected {size} active memories after import, found {n_live}")
-        snaps[size] = _copy(growing, root / f"store-{size}")
+        snaps[size] = copy_store(growing, root / f"store-{size}")
         row = {"size": size, "added": len(mems), "seconds": round(dt, 2),
                "memories_per_s": round(len(mems) / dt, 1) if dt > 0 else None,
                "loadavg": [round(x, 2) for x in os.getloadavg()]}
         rows.append(row)
         if kept is not None and info is not None:
-            _copy(growing, kept)
+            copy_store(growing, kept)
             info.write_text(json.dumps({"manifest": manifest, "row": row}), encoding="utf-8")
-        _say(f"built {size} memories (+{len(mems)} in {dt:.1f} s)")
+        say(f"built {size} memories (+{len(mems)} in {dt:.1f} s)")
         prev = size
     shutil.rmtree(growing, ignore_errors=True)
     return snaps, rows
+
+
+def time_recall_parts(pipe: Any, engine: Any, index: Any, project: str, shortlist: int, warm: Sequence[str],
+                      measured: Sequence[str]) -> dict[str, Any]:
+    """Time the parts of an in-process recall in ``project``, one query at a time (after ``warm``, untimed).
+
+    Every part is timed back to back, so that load from elsewhere on a shared machine hits all of
+    them alike: embed, FAISS, lexical, passive recall of a new query (its embedding not cached),
+    live recall of the same query (embedding cached), passive recall again (cached: everything
+    after the query embedding). Returns ``parts`` (name -> ms per measured query),
+    ``cpu_after_embed`` (this process's CPU ms for the last recall: on a shared machine it moves
+    much less with the load average than wall time does) and ``abstained`` (live recalls that
+    abstained).
+    """
+    from actors.wire import RecallRequest
+    from engine.scopes import readable_scopes
+
+    scopes = sorted(readable_scopes(project))
+    parts: dict[str, list[float]] = {"embed": [], "faiss": [], "lexical": [], "passive": [], "live": [],
+                                     "after_embed": []}
+    cpu_after_embed: list[float] = []
+    abstained = 0
+    for i, q in enumerate([*warm, *measured]):
+        t = [time.perf_counter()]
+        vec = index.embedder.embed([q])[0]
+        t.append(time.perf_counter())
+        index.search(vec, scopes, shortlist)
+        t.append(time.perf_counter())
+        engine.table.lexical.search(q, shortlist)
+        t.append(time.perf_counter())
+        pipe.recall(RecallRequest(project=project, query=q, passive=True))
+        t.append(time.perf_counter())
+        res = pipe.recall(RecallRequest(project=project, query=q))
+        c = time.process_time()
+        t.append(time.perf_counter())
+        pipe.recall(RecallRequest(project=project, query=q, passive=True))
+        t.append(time.perf_counter())
+        c = time.process_time() - c
+        if i < len(warm):
+            continue
+        cpu_after_embed.append(c * 1000.0)
+        abstained += res.abstained
+        for name, a, b in zip(parts, t, t[1:], strict=False):
+            parts[name].append((b - a) * 1000.0)
+    return {"parts": parts, "cpu_after_embed": cpu_after_embed, "abstained": abstained}
 
 
 def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Sequence[str],
@@ -194,14 +254,12 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
     """Warm recall latency (live and passive), the time split of a passive recall, observe acks."""
     from actors.launch import Runtime
     from actors.pipeline import Pipeline
-    from actors.wire import RecallRequest
-    from engine.scopes import readable_scopes
 
     warm, measured = list(qs[:WARMUP]), list(qs[WARMUP:])
     recall_rows: list[dict[str, Any]] = []
     split_rows: list[dict[str, Any]] = []
     for size, snap in snaps.items():
-        work = _copy(snap, root / f"inproc-{size}")
+        work = copy_store(snap, root / f"inproc-{size}")
         disk_per_memory = round(sum(f.stat().st_size for f in work.rglob("memory.sqlite*")) / size)
         snapshot_per_memory = round(sum(f.stat().st_size for pattern in ("lexical.npz", "vectors.faiss*")
                                         for f in work.rglob(pattern)) / size)
@@ -216,44 +274,11 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
             # recalls on the index a running service settles on, and report how long that took.
             index.wait_for_builds()
             ready_s = time.perf_counter() - t0
-            scopes = sorted(readable_scopes(PROJECT))
-            shortlist = settings.retrieval.shortlist
-            abstained = 0
-            # One query at a time, every part timed back to back, so that load from elsewhere on a
-            # shared machine hits all of them alike: embed, FAISS, lexical, passive recall of a new
-            # query (its embedding not cached), live recall of the same query (embedding cached),
-            # passive recall again (cached: everything after the query embedding).
-            parts: dict[str, list[float]] = {"embed": [], "faiss": [], "lexical": [], "passive": [], "live": [],
-                                             "after_embed": []}
-            # CPU time of this process for the same recall after embedding: on a shared machine it
-            # moves much less with the load average than wall time does.
-            cpu_after_embed: list[float] = []
-            for i, q in enumerate([*warm, *measured]):
-                t = [time.perf_counter()]
-                vec = index.embedder.embed([q])[0]
-                t.append(time.perf_counter())
-                index.search(vec, scopes, shortlist)
-                t.append(time.perf_counter())
-                engine.table.lexical.search(q, shortlist)
-                t.append(time.perf_counter())
-                pipe.recall(RecallRequest(project=PROJECT, query=q, passive=True))
-                t.append(time.perf_counter())
-                res = pipe.recall(RecallRequest(project=PROJECT, query=q))
-                c = time.process_time()
-                t.append(time.perf_counter())
-                pipe.recall(RecallRequest(project=PROJECT, query=q, passive=True))
-                t.append(time.perf_counter())
-                c = time.process_time() - c
-                if i < len(warm):
-                    continue
-                cpu_after_embed.append(c * 1000.0)
-                abstained += res.abstained
-                for name, a, b in zip(parts, t, t[1:], strict=False):
-                    parts[name].append((b - a) * 1000.0)
+            timed = time_recall_parts(pipe, engine, index, PROJECT, settings.retrieval.shortlist, warm, measured)
+            parts, cpu_after_embed, abstained_live = timed["parts"], timed["cpu_after_embed"], timed["abstained"]
             lat_live, lat_passive = parts["live"], parts["passive"]
             rest = [p - e - f - lx for p, e, f, lx in zip(parts["passive"], parts["embed"], parts["faiss"],
                                                           parts["lexical"], strict=True)]
-            abstained_live = abstained
             indexed = index.size(f"project:{PROJECT}")
         finally:
             rt.shutdown()
@@ -271,7 +296,7 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
                            "rest_p50_ms": summarize_ms(rest)["p50_ms"], "after_embed_p50_ms": p["after_embed"],
                            "live_abstained": abstained_live, "disk_bytes_per_memory": disk_per_memory,
                            "snapshot_bytes_per_memory": snapshot_per_memory})
-        _say(f"in process, {size}: live p50 {summarize_ms(lat_live)['p50_ms']:.1f} ms, "
+        say(f"in process, {size}: live p50 {summarize_ms(lat_live)['p50_ms']:.1f} ms, "
              f"passive p50 {total:.1f} ms (embed {p['embed']:.1f}, faiss {p['faiss']:.2f}, lexical {p['lexical']:.2f})")
     obs_dir = root / "observe-inproc"
     rt = Runtime(obs_dir, settings, use_ray=False)
@@ -282,7 +307,7 @@ def inprocess_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Se
     finally:
         rt.shutdown()
         shutil.rmtree(obs_dir, ignore_errors=True)
-    _say(f"in process observe ack p50 {summarize_ms(lat_obs)['p50_ms']:.1f} ms")
+    say(f"in process observe ack p50 {summarize_ms(lat_obs)['p50_ms']:.1f} ms")
     return {"recall": recall_rows, "split": split_rows, "observe": summarize_ms(lat_obs)}
 
 
@@ -290,7 +315,7 @@ def import_phase(root: Path, snap: Path, size: int, config: str | None) -> dict[
     """`dynmem export` of a built store (each memory with its vector) and `dynmem import` of that file
     into an empty data directory, as the user runs them (subprocesses). The import ends when the
     command does: memories and vectors committed, and the snapshots of the new store written."""
-    src = _copy(snap, root / "export-src")
+    src = copy_store(snap, root / "export-src")
     out = root / "export.jsonl"
     dst = root / "import-dst"
     shutil.rmtree(dst, ignore_errors=True)
@@ -316,7 +341,7 @@ def import_phase(root: Path, snap: Path, size: int, config: str | None) -> dict[
     shutil.rmtree(src, ignore_errors=True)
     shutil.rmtree(dst, ignore_errors=True)
     out.unlink(missing_ok=True)
-    _say(f"import of {size}: export {export_s:.1f} s, import {import_s:.1f} s ({row['reused_vectors']} vectors reused)")
+    say(f"import of {size}: export {export_s:.1f} s, import {import_s:.1f} s ({row['reused_vectors']} vectors reused)")
     return row
 
 
@@ -403,7 +428,7 @@ def http_phase(root: Path, snap: Path, size: int, config: str | None, qs: Sequen
     """Live recall and observe latency through a real detached sidecar, then stop it and look for orphans."""
     import psutil
 
-    work = _copy(snap, root / "http")
+    work = copy_store(snap, root / "http")
     extra = ["--config", config] if config else []
     t0 = time.perf_counter()
     started = subprocess.run([*_dynmem_cmd(), "serve", "--detach", "--data-dir", str(work), *extra, "--json"],
@@ -452,7 +477,7 @@ def http_phase(root: Path, snap: Path, size: int, config: str | None, qs: Sequen
             except psutil.NoSuchProcess:
                 pass
         shutil.rmtree(work, ignore_errors=True)
-    _say(f"http, {size}: live recall p50 {result.get('p50_ms', 0):.1f} ms, observe p50 "
+    say(f"http, {size}: live recall p50 {result.get('p50_ms', 0):.1f} ms, observe p50 "
          f"{result.get('observe', {}).get('p50_ms', 0):.1f} ms, orphans after stop: {result['orphans_after_stop']}")
     return result
 
@@ -486,7 +511,7 @@ def ray_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Sequence
         rt.shutdown()
         shutil.rmtree(empty, ignore_errors=True)
     for size, snap in snaps.items():
-        work = _copy(snap, root / f"ray-{size}")
+        work = copy_store(snap, root / f"ray-{size}")
         t0 = time.perf_counter()
         rt = Runtime(work, settings, use_ray=True)
         try:
@@ -518,7 +543,7 @@ def ray_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Sequence
                "ready_s": round(ready_s, 2), **summarize_ms(lat),
                "engine_internal_p50_ms": round(float(np.percentile(inner, 50)), 1) if inner else None}  # whole ms
         rows.append(row)
-        _say(f"ray, {size}: live p50 {row['p50_ms']:.1f} ms (engine-internal p50 {row['engine_internal_p50_ms']} ms), "
+        say(f"ray, {size}: live p50 {row['p50_ms']:.1f} ms (engine-internal p50 {row['engine_internal_p50_ms']} ms), "
              f"engine {memory[-1]['engine_rss_mb']} MiB, index {memory[-1]['index_rss_mb']} MiB")
     obs_dir = root / "observe-ray"
     rt = Runtime(obs_dir, settings, use_ray=True)
@@ -529,7 +554,7 @@ def ray_phase(root: Path, settings: Any, snaps: Mapping[int, Path], qs: Sequence
     finally:
         rt.shutdown()
         shutil.rmtree(obs_dir, ignore_errors=True)
-    _say(f"ray observe ack p50 {summarize_ms(lat_obs)['p50_ms']:.1f} ms")
+    say(f"ray observe ack p50 {summarize_ms(lat_obs)['p50_ms']:.1f} ms")
     return {"recall": rows, "memory": memory, "observe": summarize_ms(lat_obs)}
 
 
@@ -556,7 +581,7 @@ def replay_phase(root: Path, settings: Any, replay_turns: int) -> list[dict[str,
         except Exception as exc:  # keep the other measurements; the failure is shown in the report
             rows.append({"history": label, "turns": None, "new_turns": None, "seconds": None, "turns_per_s": None,
                          "memories": None, "dead_jobs": None, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
-            _say(f"replay {label} failed: {rows[-1]['error']}")
+            say(f"replay {label} failed: {rows[-1]['error']}")
             continue
         finally:
             rt.shutdown()
@@ -565,7 +590,7 @@ def replay_phase(root: Path, settings: Any, replay_turns: int) -> list[dict[str,
         rows.append({"history": label, "turns": rep.turns, "new_turns": rep.new_turns, "seconds": rep.seconds,
                      "turns_per_s": round(rep.turns / rep.seconds, 1) if rep.seconds > 0 else None,
                      "memories": mems, "dead_jobs": rep.dead_jobs})
-        _say(f"replay {label}: {rep.turns} turns in {rep.seconds:.1f} s ({rows[-1]['turns_per_s']} turns/s)")
+        say(f"replay {label}: {rep.turns} turns in {rep.seconds:.1f} s ({rows[-1]['turns_per_s']} turns/s)")
     return rows
 
 
@@ -588,7 +613,7 @@ def _embedder_words(name: Any) -> str:
     return f"the `{name}` embedder"
 
 
-def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
+def render(doc: Mapping[str, Any], command: str, png_name: str, projects_png: str | None = None) -> str:
     m = doc["machine"]
     lines = [
         "# Performance: recall latency by store size, observe acknowledgement, replay throughput, memory",
@@ -722,6 +747,10 @@ def render(doc: Mapping[str, Any], command: str, png_name: str) -> str:
                   "with the bearer token.", ""]
     if doc.get("ray_leftover_processes") is not None:
         lines += [f"Processes left after `ray.shutdown()` of this run's local Ray: {doc['ray_leftover_processes']}.", ""]
+    if doc.get("projects"):
+        from eval.perf.projects import render_section
+
+        lines += render_section(doc["projects"], projects_png)
     lines += doc.get("notes", [])
     return "\n".join(lines) + "\n"
 
@@ -793,12 +822,13 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     n_q = max(1, int(getattr(args, "queries", 200)))
     n_obs = n_q
     replay_turns = int(getattr(args, "replay_turns", 2000))
+    n_projects = _projects(args, parts)
     qs = synth.queries(n_q + WARMUP)
     doc: dict[str, Any] = {
         "machine": machine_facts(), "sizes": sizes, "parts": parts, "embedder": settings.embedder.name,
         "store": {"templates": len(synth.TEMPLATES), "queries": n_q, "warmup": WARMUP, "project": PROJECT},
         "build": [], "recall": {}, "split": [], "observe": {}, "ratios": {}, "replay": [], "memory": [],
-        "http": None, "ray_leftover_processes": None, "notes": [],
+        "http": None, "ray_leftover_processes": None, "projects": None, "notes": [],
     }
     if getattr(args, "parallel", 1) and args.parallel > 1:
         doc["notes"].append(f"`--parallel {args.parallel}` was ignored: perf runs serially.")
@@ -807,6 +837,14 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         keep.mkdir(parents=True, exist_ok=True)
     snaps, doc["build"] = (build_stores(root, settings, sizes, keep)
                            if {"inprocess", "http", "ray", "import"} & set(parts) else ({}, []))
+    many_dir: Path | None = None
+    if n_projects > 1:
+        from eval.perf import projects
+
+        names = projects.project_names(n_projects)
+        many_dir, many_build = projects.build_data_dir(root, settings, names, sizes[-1], snaps[sizes[-1]], keep)
+        doc["projects"] = {"size": sizes[-1], "projects": names, "build": many_build,
+                           "disk": projects.disk_facts(many_dir, n_projects * sizes[-1])}
     if "import" in parts:
         doc["import"] = import_phase(root, snaps[sizes[-1]], sizes[-1], args.config)
     if "inprocess" in parts:
@@ -816,6 +854,8 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         doc["observe"]["in process"] = res["observe"]
         for mode in ("live", "passive", "passive, cached query vector"):
             doc["ratios"][f"in process, {mode}"] = _ratios([r for r in res["recall"] if r["mode"] == mode])
+        if many_dir is not None:
+            doc["projects"]["inprocess"] = projects.measure_inprocess(root, settings, many_dir, names, qs)
     if "http" in parts:
         # The smallest and the largest store: the sidecar at the size the acceptance names.
         doc["http_runs"] = [http_phase(root, snaps[size], size, args.config, qs, n_obs)
@@ -843,6 +883,8 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
                 doc["memory"] = res["memory"]
                 doc["observe"]["Ray actors"] = res["observe"]
                 doc["ratios"]["Ray actors, live"] = _ratios(res["recall"])
+                if many_dir is not None:
+                    doc["projects"]["ray"] = projects.measure_ray(root, settings, many_dir, names, qs)
             if "replay" in parts:
                 doc["replay"] = replay_phase(root, settings, replay_turns)
         finally:
@@ -858,6 +900,8 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             if base and base["p50_ms"] > 0:
                 cross[f"{path} / in process, live p50 at {r['size']}"] = round(r["p50_ms"] / base["p50_ms"], 2)
     doc["ratios"]["across paths"] = cross
+    if doc["projects"] is not None:
+        doc["projects"]["compare"] = projects.compare(doc, doc["projects"])
     if max(sizes) < 100_000:
         doc["notes"].append(
             "100,000 memories are left out of the default sizes: importing them means embedding 100k sentences with "
@@ -889,10 +933,15 @@ def main(args: argparse.Namespace) -> int:
         doc["command"] = f"DYNMEM_EMBEDDER={shlex.quote(env('DYNMEM_EMBEDDER'))} {doc['command']}"
     out = report_dir(args)
     png_name = "perf.png"
+    projects_png: str | None = None
     if out is not None:
         png_name = plot(doc, out / "perf.png").name
+        if doc.get("projects"):
+            from eval.perf.projects import plot as plot_projects
+
+            projects_png = plot_projects(doc["projects"], out / "perf-projects.png").name
         notes = out / "perf.notes.md"  # hand-written analysis, appended on every run
-        text = render(doc, doc["command"], png_name)
+        text = render(doc, doc["command"], png_name, projects_png)
         (out / "perf.md").write_text(text + ("\n" + notes.read_text(encoding="utf-8") if notes.exists() else ""),
                                      encoding="utf-8")
         (out / "perf.json").write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
@@ -916,6 +965,7 @@ def _cli(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - `pytho
     p.add_argument("--config")
     p.add_argument("--data-dir")
     p.add_argument("--stores")
+    p.add_argument("--projects", type=int, default=1)
     return main(p.parse_args(argv))
 
 
