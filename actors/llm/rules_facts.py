@@ -491,7 +491,24 @@ def _location_subject(c: Clause) -> tuple[str, str] | None:
     return None
 
 
+# A place named by its container, not by a path: "maps live in bucket ember-maps-prod", "exports go in the
+# nightly-dumps bucket", "events are stored in table audit_log"; and a short verbless clause with an absolute
+# path ("cache in /var/lib/app/cache", as lists of facts are typed).
+_CONTAINER = r"(?:bucket|container|folder|directory|repo|repository|table|schema|namespace|channel|topic|queue)"
+_CONTAINED = re.compile(
+    r"^(?P<s>[\w][\w\s-]{1,40}?)\s+(?:now\s+)?(?:lives?|live|sits?|go(?:es)?|(?:are|is)(?:\s+(?:kept|stored|written))?)\s+"
+    r"(?:now\s+)?(?:in|into|to)\s+(?:the\s+|our\s+)?"
+    rf"(?:{_CONTAINER}\s+`?(?P<p1>[\w][\w.-]*\w)`?|`?(?P<p2>[\w][\w.-]*[-_.][\w.-]*\w)`?\s+{_CONTAINER})\b", _I)
+_VERBLESS_PATH = re.compile(r"^(?P<s>[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:in|under|at)\s+`?(?P<p>(?:/|~/)[\w./~-]+)`?$", _I)
+
+
 def extract_location(c: Clause) -> Finding | None:
+    contained = _CONTAINED.match(c.text) or _VERBLESS_PATH.match(c.text)
+    if contained:
+        subject = lower_first(article_free(contained.group("s")))
+        where = next(g for g in (contained.groupdict().get(k) for k in ("p", "p1", "p2")) if g)
+        if subject and subject.split()[0].lower() not in NOT_SUBJECTS | STOPWORDS and not TECH_PATTERN.fullmatch(subject):
+            return Finding(f"{subject} location", normalize_belief(where), Kind.FACT, f"{cap(c.text.strip())}.")
     found = _location_subject(c)
     if found:
         if TECH_PATTERN.fullmatch(found[0]) or "/" in found[0]:

@@ -92,3 +92,11 @@ def test_a_decision_announced_before_it_holds_in_the_future_tense() -> None:
         assert ("export window", "40 minutes") in [(k, b) for k, b, _ in found(said)], said
     # The control: the future tense alone is a plan, not a setting.
     assert not found("the export window will be 40 minutes")
+
+
+def test_a_place_named_by_its_container() -> None:
+    assert ("invoices location", "acme-invoices-eu") in [(k, b) for k, b, _ in found("invoices live in bucket acme-invoices-eu")]
+    assert ("exports location", "nightly-dumps") in [(k, b) for k, b, _ in found("exports go in the nightly-dumps bucket")]
+    assert ("thumbnails location", "/srv/media/thumbs") in [(k, b) for k, b, _ in found("thumbnails in /srv/media/thumbs")]
+    # The control: a pronoun is in no container.
+    assert not found("it is in the repo")
