@@ -117,25 +117,28 @@ _CALLED_OLD = re.compile(r"\b(?:old|previous|former)\s+(`[^`]+`|\d[\w.:/-]*|[\w-
 
 
 def _extractive(c: Clause) -> Finding | None:
+    """The ``extractive`` profile's last resort: the clause as said, if the durable-clause model vouches for it."""
     return _as_said(c, vouched=False)
 
 
 # How a reply reports a change it has just made: "Done", "All done", a statement of what holds "now",
 # or a verb of changing a value, in the past tense, that took something *to* a new value ("Moved the
 # cache to ...", "I've lowered the cap to 3"). Other past-tense openings report an action, not a
-# setting: "Looked at ...", "Committed as ...", "Added a step to `deploy.yml`" (a place, not a value).
+# setting: "Checked the logs ...", "Pushed as ...", "Appended a hook to `ci.yml`" (a place, not a value).
 # "For now", "from now", "until now" and "by now" tell a time, not a change.
 _CHANGED_TO = (r"(?:chang|mov|switch|rais|lower|bump|increas|decreas|reduc|cut|drop|updat|migrat|renam|point|pinn?|"
                r"upgrad|downgrad|swapp?|flipp?|extend|shorten|shrunk|set|reset|tun|adjust|halv|doubl)(?:ed)?")
 _REPORT_OPENING = re.compile(rf"^\W*(?:all\s+)?done\b|(?<!\bfor )(?<!\bfrom )(?<!\buntil )(?<!\bby )\bnow\b|^\W*(?:i(?:'ve| have)?\s+)?{_CHANGED_TO}\b[^.:;]*?\sto\s", _I)
-# A parenthetical aside: code, a path or a note after the value ("5 (`MAX_RETRIES` in `retry.py`)").
-_REPORT_ASIDE = re.compile(r"\s+\((?!\s*(?:previously|formerly|was|were)\b)(?:[^()`]|`[^`]*`)*(?:\)|$)")
+# A parenthesis, closed or left open by the sentence's end; code spans inside it may hold parentheses.
+_PAREN_REST = r"(?:[^()`]|`[^`]*`)*(?:\)|$)"
+# A report's aside after its value ("5 (`MAX_RETRIES` in `retry.py`)"); "(previously X)" stays: it names the old value.
+_REPORT_ASIDE = re.compile(r"\s+\((?!\s*(?:previously|formerly|was|were)\b)" + _PAREN_REST)
 
 
 def _reported(c: Clause) -> Finding | None:
     """What the assistant's reply opens by reporting it changed ("Done, uploads now go to the cold bucket
-    `s3://ix-cold`", "Lowered the poll interval to 45s"): the clause as said, its asides and a closing
-    colon before a code block cut, as a decision. A report of work done states how the turn left the
+    `s3://ix-cold`", "Lowered the poll interval to 45s"): the clause as said (``_findings`` cut its aside),
+    a closing colon before a code block cut, as a decision. A report of work done states how the turn left the
     project, so no learned judgement of durability is asked; a value shape is still required."""
     if c.speaker != "assistant" or not c.report or REMOVAL.search(c.text):
         return None  # a removal names what is gone, not a value that holds
@@ -143,7 +146,7 @@ def _reported(c: Clause) -> Finding | None:
     if text.endswith(":"):  # it opens a code block: the clause must have said its value before the colon
         text = text.rstrip(" :")
         if not any(m.start() > 0 for m in _VALUE_SHAPE.finditer(text)):
-            return None  # "`kes up` now ends with:": only the subject is said, what it ends with is in the block
+            return None  # "`tool sync` now prints:": only the subject is said, what it prints is in the block
     if text != c.text:
         c = dataclasses.replace(c, text=text, low=text.lower())
     found = _as_said(c, vouched=True)
@@ -156,7 +159,8 @@ def _reported(c: Clause) -> Finding | None:
 
 
 def _as_said(c: Clause, vouched: bool) -> Finding | None:
-    """The speaker's own clause, when a learned model reads it as a durable statement.
+    """The speaker's own clause, when a learned model reads it as a durable statement (or ``vouched``: the
+    caller knows it states what holds, as an opening report of a change does).
 
     What no pattern reads is kept as said, cleaned, so nothing is rewritten and nothing is
     invented: "the nightly export writes to s3://acme-exports". Whether a clause states
@@ -285,7 +289,7 @@ def without_old_values(text: str) -> tuple[str, tuple[str, ...]]:
 # week)", "(oslo, where the on-call people sit)"): it gives a reason or a side fact, often
 # with other values, and is no part of what the clause states. A short one ("(eu/west)",
 # "(per GPU)") names or qualifies the value and stays.
-_ASIDE = re.compile(r"\s*\((?:[^()`]|`[^`]*`)*(?:\)|$)")  # closed, or left open by the sentence's end
+_ASIDE = re.compile(r"\s*\(" + _PAREN_REST)
 _COPULA = re.compile(r"\b(?:is|are|was|were)\b", _I)
 
 
@@ -598,7 +602,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
             continue  # a question, a plan, a hypothesis or a reported proposal states nothing
         if speaker == "assistant" and not assistant_ok(text):
             continue
-        if report:  # "Upgraded to Elixir 1.17 (`erlang 27.1.2`)": the aside is a detail, not the change
+        if report:  # "Upgraded to Zig 0.13 (`build.zig.zon` too)": the aside is a detail, not the change
             text = _REPORT_ASIDE.sub("", text).rstrip()
         text = mask_code(text, STARTS_EXE)
         clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed,

@@ -261,7 +261,7 @@ _ENV_SET = re.compile(
 _ENV_IS = re.compile(
     r"`?(?P<n>[A-Z][A-Z0-9]*_[A-Z0-9_]+)`?\s*(?:(?:is\s+|was\s+)?(?:now\s+)?(?:set|changed|switched) to|=|"
     r"(?P<copula>is(?: now)?|should be|must be|needs to be|stays at|stays|remains at|remains))\s*(?P<tick>`?)"
-    r"(?P<v>(?<=`)[^`]+(?=`)|[^\s`]+)`?"  # a backticked value whole: `Duration::from_secs(20 * 60)`
+    r"(?P<v>(?<=`)[^`]+(?=`)|[^\s`]+)`?"  # a backticked value whole: `timedelta(minutes=5)`
 )
 # Words that may follow a one-word value without making it a description: "LOG_LEVEL is debug in staging".
 _AFTER_VALUE = re.compile(r"^\s*(?:[,;)]|$|(?:in|on|for|at|across|everywhere|now|again|there|here|too|by default)\b)", _I)
@@ -491,7 +491,7 @@ def _location_subject(c: Clause) -> tuple[str, str] | None:
     return None
 
 
-# A place named by its container, not by a path: "maps live in bucket ember-maps-prod", "exports go in the
+# A place named by its container, not by a path: "invoices live in bucket acme-invoices-eu", "exports go in the
 # nightly-dumps bucket", "events are stored in table audit_log"; and a short verbless clause with an absolute
 # path ("cache in /var/lib/app/cache", as lists of facts are typed).
 _CONTAINER = r"(?:bucket|container|folder|directory|repo|repository|table|schema|namespace|channel|topic|queue)"
@@ -638,7 +638,7 @@ def extract_kv(c: Clause) -> Finding | None:
 # A limit said without a verb: "max 50 players per lobby", "at most 3 retries per job", "up to 20 seats a table".
 _LIMIT = re.compile(r"^(?P<bound>max(?:imum)?|min(?:imum)?|at most|at least|up to|no more than)\s+(?P<n>\d[\d,.]*)\s+"
                     r"(?P<what>[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:per|a|an|each|in a|for each)\s+(?P<unit>[a-z][\w-]*)\b", _I)
-# How long something is kept: "we keep raw logs for 90 days", "backups are kept for 2 weeks".
+# How long something is kept: "we keep audit events for 180 days", "backups are kept for 2 weeks".
 _KEPT_FOR = re.compile(r"^(?:(?:we|they)\s+)?(?:keep|retain|store)\s+(?:the\s+|our\s+|all\s+)?(?P<what>[a-z][\w\s-]{1,30}?)\s+"
                        r"for\s+(?P<n>\d+\s*(?:days?|weeks?|months?|years?|hours?|d|w|y))\b"
                        r"|^(?:the\s+|our\s+|all\s+)?(?P<what2>[a-z][\w\s-]{1,30}?)\s+(?:are|is)\s+(?:kept|retained|stored)\s+"

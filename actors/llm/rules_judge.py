@@ -104,7 +104,7 @@ def compare(a: Claim, b: Claim) -> tuple[Verdict, str]:
         shared = ", ".join(sorted(subj_a & subj_b)[:4])
         later = a if a.valid_from_ms > b.valid_from_ms else b if b.valid_from_ms > a.valid_from_ms else None
         if later is not None and later.changed:
-            # The later one says the value changed ("now on 52" after "now on 51"): a change, not a dispute.
+            # The later one says the value changed ("pinned to 0.13 now" after "pinned to 0.12 now"): a change, not a dispute.
             return Verdict.UPDATE, f"shared subject ({shared}); the later states a change; {_newer(a, b)}"
         return (
             Verdict.CONTRADICTION,

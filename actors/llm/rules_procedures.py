@@ -234,11 +234,11 @@ _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 
 
-# A name written in lower case, as people type in chat ("femi takes over the imports"): only as the
+# A name written in lower case, as people type in chat ("ines takes over the invoices"): only as the
 # clause's first word and only with a verb of taking or holding ownership, which tools and words that
 # start a clause ("nginx handles TLS", "everyone owns the wiki") do not pair with a thing they own.
 _LOWER_OWNER = re.compile(r"^(?P<who>[a-z]{3,12})\s+(?:now\s+)?(?:owns|takes over|took over|has taken over|"
-                          r"is taking over|is responsible for|is in charge of)\s+(?P<what>.+)$")
+                          r"is responsible for|is in charge of)\s+(?P<what>.+)$")
 _NOBODY = frozenset("everyone everybody someone somebody nobody anyone anybody each whoever none all".split())
 
 

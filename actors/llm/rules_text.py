@@ -62,9 +62,9 @@ def _spliced(part: str) -> list[str]:
 
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
-# Markdown bold in prose ("now on **SDK 52**"): emphasis, not part of what is said. Measured (session 16):
+# Markdown bold in prose ("pinned to **Zig 0.13**"): emphasis, not part of what is said. Measured (session 16):
 # stripping it in bulleted lines too read an assistant's setup summaries as labelled facts, a second copy
-# of each fact that moved BM25's statistics enough to drop the demo's payments owner under the gate.
+# of each fact that moved BM25's statistics enough to drop an owner memory of the demo under the gate.
 _BOLD = re.compile(r"\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*")
 
 
@@ -143,7 +143,7 @@ def _clean_lines(text: str, documents: bool) -> list[tuple[str, bool]]:
     for i, line in enumerate(lines):
         if i in pasted:
             continue
-        if not _BULLET.match(line):  # a bullet's bold is a summary's heading ("- **Payments**: ..."), left as is:
+        if not _BULLET.match(line):  # a bullet's bold is a summary's heading ("- **Billing**: ..."), left as is:
             line = _BOLD.sub(r"\1", line)  # read as labelled facts, they restate the memories a second time
         if not line.strip() or _NOISE_LINE.match(line):
             continue

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.perf.measure import machine_facts, summarize_ms
+from eval.perf.measure import emit_report, machine_facts, summarize_ms
 
 PATHS = ("ray", "http", "http, new connection", "health")
 WARMUP = 20
@@ -162,10 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     doc = run(args.n)
     text = render(doc, "python -m eval.perf.http_hop" + (f" --out {args.out}" if args.out else ""))
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
-        args.out.with_suffix(".json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
-    print(text)
+    emit_report(text, doc, args.out)
     return 0
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import time
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -138,3 +140,11 @@ def machine_facts() -> dict[str, Any]:
     except OSError:
         pass
     return facts
+
+
+def emit_report(text: str, doc: Any, out: Path | None) -> None:
+    """Print a probe's markdown report and, with ``out``, write it there with its data as JSON beside it."""
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+        out.with_suffix(".json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    print(text)

@@ -16,7 +16,6 @@ the part that is ours (redaction, the log's fsynced transaction).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import tempfile
@@ -25,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.perf.measure import machine_facts, summarize_ms
+from eval.perf.measure import emit_report, machine_facts, summarize_ms
 
 GAPS_S = (0.0, 0.05, 0.3, 1.0)
 
@@ -114,10 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     doc = run(args.n, gaps)
     command = "python -m eval.perf.observe_gap" + (f" --out {args.out}" if args.out else "")
     text = render(doc, command)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
-        args.out.with_suffix(".json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
-    print(text)
+    emit_report(text, doc, args.out)
     return 0
 
 

@@ -25,7 +25,6 @@ same run (``compare``).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -34,7 +33,7 @@ from typing import Any
 
 from eval.perf import synth
 from eval.perf.measure import actor_pid, rss_mb, summarize_ms, time_each
-from eval.perf.run import IMPORT_CHUNK, PROJECT, WARMUP, chunks, copy_store, say, time_recall_parts
+from eval.perf.run import PROJECT, WARMUP, copy_store, import_timed, say, time_recall_parts
 
 #: Below this much available memory no further engine actor is opened (the machine has 24 GiB;
 #: each 100k engine actor holds about 330 MiB, eval/results/perf-scale/perf.md).
@@ -54,27 +53,10 @@ def _manifest(settings: Any, project: str, seed: int) -> dict[str, Any]:
 
 def _build_one(root: Path, settings: Any, project: str, seed: int, size: int) -> tuple[Path, dict[str, Any]]:
     """Import ``size`` synthetic memories of ``project`` (generator seed ``seed``) into a new data directory."""
-    from actors.launch import Runtime
-    from actors.pipeline import Pipeline
-
     folder = root / f"build-{seed}"
     shutil.rmtree(folder, ignore_errors=True)
-    rt = Runtime(folder, settings, use_ray=False)
-    try:
-        pipe = Pipeline(rt)
-        mems = synth.make_memories(project, size, seed=seed)
-        t0 = time.perf_counter()
-        for chunk in chunks(mems, IMPORT_CHUNK):
-            pipe.import_memories(project, list(chunk))
-        dt = time.perf_counter() - t0
-        n_live = pipe.stats(project).memories_by_state.get("active", 0)
-    finally:
-        rt.shutdown()
-    if n_live != size:
-        raise RuntimeError(f"expected {size} active memories in {project} after import, found {n_live}")
-    return folder, {"project": project, "size": size, "added": len(mems), "seconds": round(dt, 2),
-                    "memories_per_s": round(len(mems) / dt, 1) if dt > 0 else None,
-                    "loadavg": [round(x, 2) for x in os.getloadavg()]}
+    row = import_timed(folder, settings, project, synth.make_memories(project, size, seed=seed), size)
+    return folder, {"project": project, "size": size, **row}
 
 
 def build_data_dir(root: Path, settings: Any, names: Sequence[str], size: int, first: Path,

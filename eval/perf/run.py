@@ -149,6 +149,29 @@ def _manifest(settings: Any) -> dict[str, Any]:
             "first_text": next(synth.memory_texts(1))[0]}
 
 
+def import_timed(folder: Path, settings: Any, project: str, mems: Sequence[Any], expect_active: int) -> dict[str, Any]:
+    """Import ``mems`` into ``project`` of the data directory ``folder`` in process (chunks of ``IMPORT_CHUNK``,
+    each embedded by the configured embedder) and time it; fails unless ``expect_active`` memories are active."""
+    from actors.launch import Runtime
+    from actors.pipeline import Pipeline
+
+    rt = Runtime(folder, settings, use_ray=False)
+    try:
+        pipe = Pipeline(rt)
+        t0 = time.perf_counter()
+        for chunk in chunks(mems, IMPORT_CHUNK):
+            pipe.import_memories(project, list(chunk))
+        dt = time.perf_counter() - t0
+        n_live = pipe.stats(project).memories_by_state.get("active", 0)
+    finally:
+        rt.shutdown()
+    if n_live != expect_active:
+        raise RuntimeError(f"expected {expect_active} active memories in {project} after import, found {n_live}")
+    return {"added": len(mems), "seconds": round(dt, 2), "memories_per_s": round(len(mems) / dt, 1) if dt > 0 else None,
+            "loadavg": [round(x, 2) for x in os.getloadavg()]}
+
+
+
 def build_stores(root: Path, settings: Any, sizes: Sequence[int],
                  keep: Path | None = None) -> tuple[dict[int, Path], list[dict[str, Any]]]:
     """Grow one store through ``sizes`` and copy it aside at each size.
@@ -156,8 +179,6 @@ def build_stores(root: Path, settings: Any, sizes: Sequence[int],
     With ``keep``, each size is also copied to ``keep/store-SIZE`` with a manifest, and a later
     run reuses it (its build row says so) instead of embedding the same memories again.
     """
-    from actors.launch import Runtime
-    from actors.pipeline import Pipeline
     from eval.perf.synth import make_memories
 
     growing = root / "build"
@@ -177,28 +198,13 @@ def build_stores(root: Path, settings: Any, sizes: Sequence[int],
                 say(f"reused the {size}-memory store kept in {kept}")
                 prev = size
                 continue
-        rt = Runtime(growing, settings, use_ray=False)
-        try:
-            pipe = Pipeline(rt)
-            mems = make_memories(PROJECT, size, start=prev)
-            t0 = time.perf_counter()
-            for chunk in chunks(mems, IMPORT_CHUNK):
-                pipe.import_memories(PROJECT, list(chunk))
-            dt = time.perf_counter() - t0
-            n_live = pipe.stats(PROJECT).memories_by_state.get("active", 0)
-        finally:
-            rt.shutdown()
-        if n_live != size:
-            raise RuntimeError(f"expected {size} active memories after import, found {n_live}")
+        row = {"size": size, **import_timed(growing, settings, PROJECT, make_memories(PROJECT, size, start=prev), size)}
         snaps[size] = copy_store(growing, root / f"store-{size}")
-        row = {"size": size, "added": len(mems), "seconds": round(dt, 2),
-               "memories_per_s": round(len(mems) / dt, 1) if dt > 0 else None,
-               "loadavg": [round(x, 2) for x in os.getloadavg()]}
         rows.append(row)
         if kept is not None and info is not None:
             copy_store(growing, kept)
             info.write_text(json.dumps({"manifest": manifest, "row": row}), encoding="utf-8")
-        say(f"built {size} memories (+{len(mems)} in {dt:.1f} s)")
+        say(f"built {size} memories (+{row['added']} in {row['seconds']:.1f} s)")
         prev = size
     shutil.rmtree(growing, ignore_errors=True)
     return snaps, rows

@@ -6,7 +6,7 @@ import pytest
 
 from actors.llm.rules import RulesClient
 from engine.keys import fingerprint, normalize_belief
-from engine.models import Candidate, Memory, Unit, Verdict
+from engine.models import Candidate, Kind, Memory, Unit, Verdict
 
 SCOPE = "project:p"
 CLIENT = RulesClient()
@@ -464,6 +464,17 @@ def test_judge_table(a: Memory, b: Memory, verdict: Verdict, why: str) -> None:
     assert judgement.verdict is verdict
     assert why in judgement.reason
     assert judgement.decided_by == "rules"
+
+
+def test_a_later_unkeyed_claim_stated_as_a_change_updates_an_older_one() -> None:
+    old = memory("a", "The nightly job exports reports to bucket reports-v1.", ts=1)
+    changed = memory("b", "The nightly job now exports reports to bucket reports-v2.", ts=2).model_copy(
+        update={"kind": Kind.DECISION})
+    judgement = CLIENT.judge(old, changed)
+    assert judgement.verdict is Verdict.UPDATE and "the later states a change" in judgement.reason
+    # The control: the same later claim stated as a plain fact stays a dispute for a person to settle.
+    assert CLIENT.judge(old, memory("b", "The nightly job exports reports to bucket reports-v2.", ts=2)).verdict \
+        is Verdict.CONTRADICTION
 
 
 def test_judge_is_symmetric_in_verdict() -> None:

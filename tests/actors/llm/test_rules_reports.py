@@ -1,5 +1,5 @@
 """The assistant reporting what it just changed (issue 11): when the user asked for a change in their own
-words ("push it after closing time", "halve the timeout") and only the reply names the value, the reply's
+words ("make it later in the evening", "halve the timeout") and only the reply names the value, the reply's
 opening report is the memory. Only the opening clause of the reply is read this way; explanations later in
 the reply and openings that report nothing done are not. Each negative has a positive control."""
 
