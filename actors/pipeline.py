@@ -8,8 +8,11 @@ project's EngineActor in turn order; tensions are then judged by the Adjudicatio
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import logging
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -54,6 +57,61 @@ class DrainReport(BaseModel):
     adjudicated: int
     repaired: int = 0
     outcomes: dict[str, int]
+
+
+_log = logging.getLogger(__name__)
+
+
+class _Signals:
+    """Repair signals run off the recall path: one thread, in the order they were queued.
+
+    An abstained recall answers at once; its signal (a log search, and a repair job when the log
+    can answer) follows on this thread. Whatever reads or writes the project's log next (an observe,
+    a drain, the job counts) first waits for the project's queued signals, so a signal still sees
+    the log as the recall did and its job is counted as before. A signal that fails is logged and
+    counted, never raised into a later, unrelated call; past ``limit`` queued signals a new one is
+    dropped (and counted): a flood of abstaining recalls must not grow without bound.
+    """
+
+    def __init__(self, limit: int = 256) -> None:
+        self.limit = limit
+        self.failed = 0
+        self.dropped = 0
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+        self._queued: dict[str, list[Future[None]]] = {}
+
+    def submit(self, project: str, fn: Callable[[], None]) -> None:
+        with self._lock:
+            live = {p: [f for f in fs if not f.done()] for p, fs in self._queued.items()}
+            self._queued = {p: fs for p, fs in live.items() if fs}
+            if sum(len(fs) for fs in self._queued.values()) >= self.limit:
+                self.dropped += 1
+                return
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dynmem-repair-signal")
+            self._queued.setdefault(project, []).append(self._pool.submit(self._guarded, project, fn))
+
+    def _guarded(self, project: str, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - a lost signal costs one repair, never the caller's next call
+            with self._lock:
+                self.failed += 1
+            _log.warning("repair signal of project %r failed", project, exc_info=True)
+
+    def queued(self, project: str) -> list[Future[None]]:
+        with self._lock:
+            return [f for f in self._queued.get(project, ()) if not f.done()]
+
+    def settle(self, project: str) -> None:
+        """Wait for the project's queued signals."""
+        for f in self.queued(project):
+            f.result()
+
+    async def settle_async(self, project: str) -> None:
+        for f in self.queued(project):
+            await asyncio.wrap_future(f)
 
 
 #: How long one engine call of a batch's ingest may run before it commits and returns (the rest
@@ -106,6 +164,7 @@ class Pipeline:
         self.deferred = 0  # jobs given back because the model endpoint was down (not failures)
         self.restarts = 0  # drain rounds cut short by an actor that died (and was restarted)
         self.redone = 0  # extractions sent to another worker because theirs died
+        self.signals = _Signals()  # abstained recalls' repair signals, off the recall path
 
     def _resume_ms(self) -> int:
         """When a job deferred for an unavailable endpoint is tried again (one breaker cooldown)."""
@@ -117,6 +176,7 @@ class Pipeline:
         by_project = self._by_project(turns)
         acks: list[ObserveAck | None] = [None] * len(turns)
         for project, idx in by_project.items():
+            self.signals.settle(project)  # a queued signal sees the log as its recall did
             log = self.rt.log(project)
             self._signal_corrections(log, self._fill_acks(acks, project, idx, log.append([turns[i] for i in idx])))
         return [a for a in acks if a is not None]
@@ -131,6 +191,8 @@ class Pipeline:
         logs = {project: log for project, log in live.items() if log is not None and log.remote}
         if len(logs) < len(by_project):
             return await offload(lambda: self.observe(turns))
+        for project in by_project:
+            await self.signals.settle_async(project)
         pending = {project: log.submit_append([turns[i] for i in by_project[project]]) for project, log in logs.items()}
         acks: list[ObserveAck | None] = [None] * len(turns)
         for project, idx in by_project.items():
@@ -417,6 +479,7 @@ class Pipeline:
     def jobs(self, project: str) -> dict[str, dict[str, int]]:
         """Job counts by kind and state, on the log and on the engine."""
         self._known(project)
+        self.signals.settle(project)
         counts: dict[str, dict[str, int]] = dict(self.rt.log(project).job_counts())
         counts.update(self.rt.engine(project).job_counts())
         return counts
@@ -424,6 +487,7 @@ class Pipeline:
     def job_list(self, project: str, state: str | None = None, limit: int = 200) -> tuple[dict[str, dict[str, int]], list[Job]]:
         """The log's job counts and its jobs (newest first), for ``dynmem jobs list``."""
         log = self.rt.log(self._known(project))
+        self.signals.settle(project)
         return dict(log.job_counts()), list(log.jobs(state, None, limit))
 
     def retry_job(self, project: str, job_id: int) -> None:
@@ -432,6 +496,7 @@ class Pipeline:
 
     def pending(self, project: str) -> int:
         """Live jobs that this pipeline drains (extract and repair on the log, adjudicate on the engine)."""
+        self.signals.settle(project)
         logc = self.rt.log(project).job_counts()
         ecounts = self.rt.engine(project).job_counts().get("adjudicate", {})
         live = (logc.get("extract", {}), logc.get("repair", {}), ecounts)
@@ -447,6 +512,7 @@ class Pipeline:
         """
         import time
 
+        self.signals.settle(project)  # a repair job that an abstained recall asked for is drained too
         done = failed = adjudicated = repaired = 0
         outcomes: dict[str, int] = {}
         ahead: list[Batch] = []  # the batches being extracted while the oldest one is ingested
@@ -491,7 +557,7 @@ class Pipeline:
             return self.rt.global_engine.recall(req)
         res: RecallResult = self.rt.engine(req.project).recall(req)
         if self._repair_wanted(req, res):
-            self._signal_abstained(req)
+            self.signals.submit(req.project, functools.partial(self._signal_abstained, req))
         return res
 
     async def recall_async(self, req: RecallRequest, offload: Offload) -> RecallResult:
@@ -510,7 +576,7 @@ class Pipeline:
         except ActorDied:  # being restarted: the blocking path waits for it
             return await offload(lambda: self.recall(req))
         if self._repair_wanted(req, res):
-            await offload(lambda: self._signal_abstained(req))
+            self.signals.submit(req.project, functools.partial(self._signal_abstained, req))
         return res
 
     def _repair_wanted(self, req: RecallRequest, res: RecallResult) -> bool:
@@ -656,6 +722,7 @@ class Pipeline:
 
         from actors.investigator_actor import RepairSignal
 
+        self.signals.settle(project)  # the jobs of abstained recalls queued so far
         log, engine = self.rt.log(project), self.rt.engine(project)
         settings = self.rt.settings.repair
         done = 0

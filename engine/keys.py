@@ -71,7 +71,8 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
 
     Keys are decided by meaning: a new key is read as a known one when both name the same
     kind of thing (same last word) and their embeddings are at least ``min_cos`` apart in
-    cosine; the closest such key wins (ties by name). Vectors are unit length.
+    cosine; the closest such key wins (ties by name). Vectors are unit length. A key of one word
+    (``interval``) is the scope's only key of that kind, when it has exactly one.
 
     Args:
         key: the normalised key of a new candidate.
@@ -82,6 +83,12 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
     if not key or key in known:
         return key
     kind = key_kind(key)
+    if key == kind and min_cos <= 1.0:
+        # A bare head ("the interval is 20 minutes") names the one setting of that kind the scope knows
+        # ("measurement interval"), as a definite description does; with two or more it names none.
+        heads = [other for other in known if key_kind(other) == kind]
+        if len(heads) == 1:
+            return heads[0]
     best, best_cos = key, min_cos
     for other in sorted(known):
         if key_kind(other) != kind:

@@ -566,6 +566,7 @@ def _denied(value: str, clause: str) -> bool:
 # "we agreed that ...". What follows is the statement, and it holds although it may be in the future
 # tense ("the sync window will be 45 minutes").
 _DECIDED_PREFIX = re.compile(r"^(?:we|i|they|the team)\s+(?:have\s+)?(?:decided|agreed)(?:\s+that)?\s+(?=\S+\s+\S+\s+\S)", _I)
+_DECIDED_HEAD = re.compile(r"\b(?:we|i|they|the team)\s+(?:have\s+|finally\s+)?(?:decided|agreed)$", _I)
 _DECISION_WORD = re.compile(r"\b(?:decided|decision|agreed|final)\b", _I)
 
 
@@ -576,7 +577,9 @@ def _decided(text: str) -> tuple[str, bool]:
     if prefix:
         return text[prefix.end():], True
     lead = _LEAD_IN.match(text)
-    if lead is None or len(lead.group("head").split()) > 4 or not _DECISION_WORD.search(lead.group("head")):
+    announced = lead is not None and _DECIDED_HEAD.search(lead.group("head"))  # "at the sync with ops we agreed:"
+    if lead is None or (len(lead.group("head").split()) > 4 and not announced) \
+            or not _DECISION_WORD.search(lead.group("head")):
         return text, False  # other lead-ins ("heads up:", "from the call:") are left to the readings
     if len(lead.group("body").split()) < 3:
         return text, False
@@ -587,7 +590,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
               listed: tuple[str, ...] = (), opening: bool = False) -> list[Finding]:
     in_list = any(sentence in line for line in listed)
     report = opening and speaker == "assistant" and bool(_REPORT_OPENING.search(sentence))
-    opened = False
+    opened = decision = False
     out: list[Finding] = []
     for part in clauses(sentence):
         if len(part) > MAX_CLAUSE_CHARS:
@@ -595,7 +598,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         text, changed, remember = strip_fillers(part)
         if speaker == "user":
             text, decided = _decided(text)
-            changed = changed or decided
+            decision = decision or decided  # "we decided: A is too slow, B will be 20": the lead-in covers B
+            changed = changed or decision
         if text:  # the report is the first clause said
             report, opened = report and not opened, True
         if not text or MEMORY_TALK.search(text) or not is_statement(text, changed) or PROPOSAL.search(text):

@@ -306,7 +306,7 @@ _HOST = re.compile(
     _I,
 )
 _HOST_AT = re.compile(
-    r"^(?P<q>(?:the\s+)?[\w-]+(?:\s+[\w-]+)?)\s+(?:is|are|lives?|runs?)\s+(?:now\s+)?(?:hosted\s+|deployed\s+|served\s+)?"
+    r"^(?P<q>(?:the\s+)?[\w-]+(?:\s+(?!(?:will|would|shall|should|can|could|may|might|must)\b)[\w-]+)?)\s+(?:is|are|lives?|runs?)\s+(?:now\s+)?(?:hosted\s+|deployed\s+|served\s+)?"
     r"(?:at|on)\s+" + _HOST_VALUE,
     _I,
 )
@@ -570,6 +570,9 @@ def _is_valuey(value: str) -> bool:
     return bool(re.search(r"[\d`/._:@]|[a-z][A-Z]", value)) or bool(TECH_PATTERN.search(value))
 
 
+_STATUS_WORD = re.compile(r"^(?:final|current|latest)\s+(?=\S)", _I)
+
+
 def extract_kv(c: Clause) -> Finding | None:
     if c.speaker == "assistant" and not (c.changed or CHANGE.search(c.text)):
         return None
@@ -621,7 +624,8 @@ def extract_kv(c: Clause) -> Finding | None:
         # "the toolchain is 4.11": a version, keyed as the version readings key it ("toolchain version")
         subject = f"{subject} version"
         words = subject.lower().split()
-    key = normalize_key(subject)
+    # "the final interval", "the current cap": a word saying which version of a setting is meant names no other setting
+    key = normalize_key(_STATUS_WORD.sub("", subject))
     key = _KEY_ALIASES.get(key, key)
     tech = TECH_PATTERN.search(value)
     belief = tech_name(tech.group(1)) if tech and len(value_words) <= 2 else normalize_belief(value)

@@ -38,12 +38,14 @@ _CLAUSE_SPLIT = re.compile(
     r"|,\s+(?=(?:but\s+)?(?:now|we|we're|our|the)\s+\w+(?:\s+\w+)?\s+(?:is|are|now|lives?|runs?|listens?|uses?|use)\b)",
     re.I,
 )
-# A comma splice: a new subject of one or two words and its copula after a comma ("the old theme
-# looked dated, landing pages are now on v3"). Not a relative clause ("the api, which is old, ..."),
-# not after a subordinate clause ("if it fails, the job is retried": the condition governs the rest)
-# and not after a fronted phrase of two words or fewer or one that opens with a preposition ("for the
-# cache, port is 6380", "in staging, the relay is on 7312": the phrase scopes what follows).
-_SPLICE = re.compile(r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)[\w-]+(?:\s+[\w-]+)?\s+(?:is|are)\s+\w)", re.I)
+# A comma splice: a new subject of one or two words (three after "the" or "our") and its copula after a comma
+# ("the old theme looked dated, landing pages are now on v3", "A costs too much, the final cap will be 9").
+# Not a relative clause ("the api, which is old, ..."), not after a subordinate clause ("if it fails,
+# the job is retried": the condition governs the rest) and not after a fronted phrase of two words or
+# fewer or one that opens with a preposition ("for the cache, port is 6380", "in staging, the relay is
+# on 7312": the phrase scopes what follows).
+_SPLICE = re.compile(r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)"
+                     r"(?:(?:the|our)\s+[\w-]+(?:\s+[\w-]+){0,2}|[\w-]+(?:\s+[\w-]+)?)\s+(?:is|are|will\s+be)\s+\w)", re.I)
 _SUBORDINATE = re.compile(r"^(?:if|when|whenever|unless|once|because|since|although|though|while|whether|as long as)\b", re.I)
 _FRONTED = re.compile(r"^(?:for|in|on|at|from|with|without|unlike|like|per|after|before|during|under|inside|outside)\b", re.I)
 
@@ -54,7 +56,8 @@ def _spliced(part: str) -> list[str]:
         return [part]
     out: list[str] = []
     for piece in _SPLICE.split(part):
-        if out and (len(out[-1].split()) <= 2 or _FRONTED.match(out[-1].strip())):
+        # a piece with a colon is a lead-in and its own clause ("in the call we agreed: A, B"), not a fronted phrase
+        if out and (len(out[-1].split()) <= 2 or (_FRONTED.match(out[-1].strip()) and ":" not in out[-1])):
             out[-1] = f"{out[-1]}, {piece}"
         else:
             out.append(piece)

@@ -34,6 +34,18 @@ def test_a_known_key_is_kept_and_the_threshold_above_one_turns_resolution_off() 
     assert resolve_key("api server port", unit(1, 0, 0), KNOWN, 1.01) == "api server port"
 
 
+def test_a_bare_head_is_the_scopes_only_key_of_its_kind() -> None:
+    far = unit(0, 0, 1)  # no cosine says so: the head alone does
+    assert resolve_key("interval", far, {"sync interval": unit(1, 0, 0), "api port": unit(0, 1, 0)}, 0.8) \
+        == "sync interval"
+    # Two keys of the kind: the head names neither.
+    two = {"sync interval": unit(1, 0, 0), "backup interval": unit(0, 1, 0)}
+    assert resolve_key("interval", far, two, 0.8) == "interval"
+    # A key of two words is compared by meaning as before, and resolution turned off stays off.
+    assert resolve_key("retry interval", far, {"sync interval": unit(1, 0, 0)}, 0.8) == "retry interval"
+    assert resolve_key("interval", far, {"sync interval": unit(1, 0, 0)}, 1.01) == "interval"
+
+
 def test_the_kind_is_the_last_word() -> None:
     assert key_kind("The API server port") == "port" and key_kind("") == ""
 
