@@ -586,6 +586,11 @@ def _decided(text: str) -> tuple[str, bool]:
     return lead.group("body"), True
 
 
+# A lead-in that only names a file ("`docs/setup.md`: ...", "config/app.toml: ..."): where a statement
+# was written, in a summary of edits; the statement after it is read alone.
+_FILE_LEAD = re.compile(r"^`?(?:[\w.-]+/)*[\w-]+\.[A-Za-z][\w]{0,4}`?\s*:\s+(?=\S)")
+
+
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...],
               listed: tuple[str, ...] = (), opening: bool = False) -> list[Finding]:
     in_list = any(sentence in line for line in listed)
@@ -596,6 +601,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         if len(part) > MAX_CLAUSE_CHARS:
             continue  # no memory is a 400-character clause; and patterns stay linear in the turn's size
         text, changed, remember = strip_fillers(part)
+        text = _FILE_LEAD.sub("", text)  # "`docs/setup.md`: the relay is now X": the file said it, X holds
         if speaker == "user":
             text, decided = _decided(text)
             decision = decision or decided  # "we decided: A is too slow, B will be 20": the lead-in covers B

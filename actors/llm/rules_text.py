@@ -124,6 +124,32 @@ def _document_lines(match: re.Match[str]) -> str:
     return "\n" + "\n".join("- " + _HEADING.sub("", ln).strip() for ln in prose) + "\n"  # items of a document
 
 
+# A short shell block that a line ending in a colon introduces ("Deploy is now:" then a fenced
+# `make release`): the command that line is about, said inline. One to three command lines, each
+# a program name and its arguments (a prompt "$ " dropped); anything else stays a block.
+_SHORT_FENCE = re.compile(r"^[ \t]*(?P<f>```|~~~)[ \t]*(?:bash|sh|shell|console|zsh)?[ \t]*\n"
+                          r"(?P<body>(?:[^\n]*\n){1,3}?)[ \t]*(?P=f)[ \t]*$", re.M)
+_COMMAND_LINE = re.compile(r"(?:\$\s+)?(?P<cmd>[a-z][\w.-]*(?:\s+[^\s=#`][^\n#`]*)?|\./[^\n#`]+)")
+
+
+def inline_commands(text: str) -> str:
+    """``text`` with each short command block said inline after the line that introduces it."""
+    out: list[str] = []
+    done = 0
+    for fence in _SHORT_FENCE.finditer(text):
+        before = text[done:fence.start()].rstrip()
+        intro_at = before.rfind("\n") + 1
+        intro = before[intro_at:]
+        lines = [ln.strip() for ln in fence.group("body").splitlines() if ln.strip()]
+        commands = [m.group("cmd").strip() for ln in lines if (m := _COMMAND_LINE.fullmatch(ln))]
+        if not intro.endswith(":") or not re.search(r"[A-Za-z]", intro) or not lines \
+                or len(commands) != len(lines):
+            continue
+        out.append(before[:intro_at] + intro + " " + " or ".join(f"`{c}`" for c in commands) + ".")
+        done = fence.end()
+    return "".join(out) + text[done:]
+
+
 def clean(text: str, documents: bool = False) -> str:
     """Drop memory blocks, code fences and lines that look like code, traces, tool output or a pasted
     environment file. ``documents``: keep the prose lines of a fenced block written as a document
@@ -139,7 +165,7 @@ def listed_lines(text: str, documents: bool = False) -> tuple[str, ...]:
 def _clean_lines(text: str, documents: bool) -> list[tuple[str, bool]]:
     """``clean``'s lines, each with whether it was a list item (or a document's line)."""
     text = strip_memory_blocks(text)
-    text = _FENCE.sub("\n", _DOC_FENCE.sub(_document_lines, text) if documents else text)
+    text = _FENCE.sub("\n", _DOC_FENCE.sub(_document_lines, inline_commands(text)) if documents else text)
     kept: list[tuple[str, bool]] = []
     lines = text.splitlines()
     pasted = _pasted_env_lines(lines)

@@ -1,0 +1,44 @@
+"""How an assistant sums up its edits (issue 11): a statement after the file it was written in, and a
+command shown in a short block after the line that introduces it. Wording is our own; each negative
+has a positive control in the same shape."""
+
+from __future__ import annotations
+
+from actors.llm.rules import RulesClient
+from actors.llm.rules_text import inline_commands
+from engine.models import Unit
+
+SCOPE = "project:p"
+CLIENT = RulesClient()
+
+
+def found(user: str, assistant: str = "") -> list[tuple[str, str]]:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, user=user, assistant=assistant, request_id="r1")
+    return [(c.key, c.belief) for c in CLIENT.extract([unit], SCOPE)]
+
+
+def test_a_statement_after_the_file_it_was_written_in_is_read_alone() -> None:
+    edits = "Updated:\n\n- `conf/app.toml`: the session ttl is now 45 minutes\n- `README.md`: new setup steps"
+    assert ("session ttl", "45 minutes") in found("please bump the session ttl", edits)
+    # The control: the same statement without the file.
+    assert ("session ttl", "45 minutes") in found("please bump the session ttl",
+                                                  "Updated:\n\n- the session ttl is now 45 minutes")
+
+
+def test_a_command_in_a_short_block_after_its_introduction_is_the_command() -> None:
+    assert ("test command", "cargo nextest run") in found("", "Tests run with:\n\n```\ncargo nextest run\n```")
+    assert ("deploy command", "/scripts/ship.sh prod") in found(
+        "", "From now on you deploy with:\n\n```sh\n$ ./scripts/ship.sh prod\n```")
+
+
+def test_a_block_that_is_not_a_few_commands_stays_a_block() -> None:
+    four = "Tests run with:\n\n```\ncargo nextest run\ncargo test --doc\ncargo clippy\ncargo fmt --check\n```"
+    assert inline_commands(four) == four and not found("", four)
+    config = 'Tests run with:\n\n```json\n{"runner": "nextest"}\n```'
+    assert inline_commands(config) == config
+    # The control: one command line in the same frame is folded.
+    assert inline_commands("Tests run with:\n\n```\ncargo nextest run\n```") == "Tests run with: `cargo nextest run`."
+
+
+def test_a_users_pasted_block_is_never_read() -> None:
+    assert not found("the deploy is now:\n\n```\nmake ship\n```", "ok")
