@@ -84,7 +84,7 @@ def article_free(phrase: str) -> str:
 # around a subject ("the docs site *binds* to", "*after* the restructure").
 _NP_BREAK = STOPWORDS | frozenset(
     "listens listen runs run binds bind lives live sits sit holds hold keeps keep goes go gets get "
-    "moved move migrated migrate relocated switched switch bumped changed replaced failed stored kept "
+    "points pointing pointed connects connecting talks calls calling hits moved move migrated migrate relocated switched switch bumped changed replaced failed stored kept "
     "served hosted reachable deployed located defined placed belongs belong owns own took passed needs "
     "locally today yesterday tomorrow starting after before since until once because while anymore "
     "last week sprint release everywhere again too please find put point connect port ports "

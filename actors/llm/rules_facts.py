@@ -208,6 +208,11 @@ def _port_subject(text: str, at: int) -> tuple[str, str]:
     return "", ""
 
 
+# Verbs of a client reaching a server: the subject before them uses the port after them, it does not listen on it.
+_CLIENT_VERB = re.compile(r"\b(?:point(?:s|ed|ing)?\b.*\b(?:at|to)|connect(?:s|ed|ing)?\s+to|hit(?:s|ting)?|"
+                          r"call(?:s|ed|ing)?|talk(?:s|ed|ing)?\s+to|send(?:s|ing)?\b.*\bto|request(?:s|ed|ing)?)\b", _I)
+
+
 def extract_port(c: Clause) -> Finding | None:
     weak = False
     if not _PORT_CONTEXT.search(c.low):
@@ -238,6 +243,14 @@ def extract_port(c: Clause) -> Finding | None:
     if address is not None:
         host = address.group("host").lower()
         return Finding(f"{host} port", port, Kind.FACT, f"The {host} service is at {address.group(0).rstrip('.')}.")
+    after = c.text.lower().find(phrase.lower()) + len(phrase)
+    client = _CLIENT_VERB.search(c.text, after, chosen.start()) if phrase else None
+    if client:
+        # "the worker talks to the billing service on 7001": the listener is the verb's object, when it names one;
+        # "the mobile dev points the emulator at localhost:3000" names none: a client's target, no one's listener
+        named, phrase = _port_subject(c.text[client.end():], chosen.start() - client.end())
+        if not phrase:
+            return None
     # A clause that names a service is about that service, whatever its name; only a clause
     # naming none ("it runs on 8080") defaults to the API.
     service = named or _service(_PORT_NUMBER.sub(" ", words))

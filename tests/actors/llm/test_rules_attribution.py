@@ -144,3 +144,18 @@ def test_an_address_the_subject_only_uses_is_not_the_subjects_port() -> None:
     # positive controls: a subject said to be at the address keeps it; port talk keeps the subject
     assert [k for k, _ in ports("the docs site is now at https://help.acme-example.io:8090")] == ["docs site port"]
     assert [k for k, _ in ports("the staging API now listens on https://api-st.acme-example.io:8443")] == ["staging api port"]
+
+
+def test_a_client_of_a_port_does_not_listen_on_it() -> None:
+    """The subject before a verb of reaching a server (points at, connects to, talks to) uses the port."""
+    assert ports("the android dev points the emulator at localhost:4000 and gets a timeout") == []
+    # The verb's object, when it names a service, is the listener.
+    assert ports("the worker talks to the billing service on 7001") == [
+        ("billing port", "The billing service listens on port 7001.")]
+    # The control: the subject that listens.
+    assert ports("the docs site binds to 5499") == [("docs site port", "The docs site listens on port 5499.")]
+
+
+def test_an_address_a_client_is_pointed_at_keeps_its_host() -> None:
+    got = ports("", "The player widget uses an audio element pointed at the radio feed `https://feed.example.org:8555/a.ogg`.")
+    assert got == [("feed port", "The feed service is at https://feed.example.org:8555/a.ogg.")], got
