@@ -19,7 +19,7 @@ from engine.lexical import tokenize, whole_words
 from engine.models import SERVABLE_STATES, Kind, Memory, Pool, Sensitivity, Tier, TrustState
 from engine.scopes import readable_scopes
 from engine.settings import RetrievalSettings, Settings
-from engine.values import other_values
+from engine.values import other_values, other_version_of_a_name
 
 OPEN_TAG = "<dynmem-memory>"
 CLOSE_TAG = "</dynmem-memory>"
@@ -271,7 +271,8 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
             if not shaped and not _changed_by(old, new):
                 continue
             cos = pair_cosine(old.id, new.id)
-            if cos >= (r.slot_min_cos if shaped else r.slot_change_min_cos):
+            if cos >= (r.slot_min_cos if shaped else r.slot_change_min_cos) \
+                    or (shaped and other_version_of_a_name(old.text, new.text)):
                 out[old.id] = (new.id, cos)
                 break
     return out

@@ -96,3 +96,24 @@ def other_values(older: str, newer: str) -> bool:
     """Whether ``newer`` states, for a shape that both state, none of the values ``older`` states."""
     a, b = value_shapes(older), value_shapes(newer)
     return any(not (a[s] & b[s]) for s in a.keys() & b.keys())
+
+
+# A version belongs to the name right before it ("Go 1.22", "Node v20.11", "ESP-IDF 5.3.1"): the
+# name's version, whatever else the sentence is about.
+_NAMED_VERSION = re.compile(r"(?<![\w.-])([A-Za-z][\w+-]*(?:\.[A-Za-z]+)?)\s+v?(\d+\.\d+(?:\.\d+)*)\b")
+
+
+@lru_cache(maxsize=8192)
+def named_versions(text: str) -> Mapping[str, frozenset[str]]:
+    """The versions of ``text`` by the name before each, lower case: "Go 1.22, module X" -> {"go": {"1.22"}}."""
+    out: dict[str, set[str]] = {}
+    for m in _NAMED_VERSION.finditer(text.replace("`", "")):
+        out.setdefault(m.group(1).lower(), set()).add(m.group(2))
+    return MappingProxyType({k: frozenset(v) for k, v in out.items()})
+
+
+def other_version_of_a_name(older: str, newer: str) -> bool:
+    """Whether ``newer`` gives a name that ``older`` versions another version, and names none of ``older``'s
+    versions of it ("Go 1.22, module X" then "we build with Go 1.23")."""
+    a, b = named_versions(older), named_versions(newer)
+    return any(not (a[n] & b[n]) for n in a.keys() & b.keys())

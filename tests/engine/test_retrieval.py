@@ -190,6 +190,15 @@ def test_of_two_versions_of_one_fact_only_the_later_is_served() -> None:
     assert len(off.memories) == 2  # positive control: the rule is what hides the old version
 
 
+def test_a_later_version_of_the_same_name_hides_the_older_whatever_their_cosine() -> None:
+    old = mem("Zig 0.12, built with `zig build` in CI.", valid_from_ms=T0)
+    new = mem("The toolchain is now Zig 0.13.", valid_from_ms=T0 + DAY)
+    sel = run([short(old, 0.8), short(new, 0.7)], pair_cosine=lambda x, y: 0.2)  # far below slot_min_cos
+    assert [m.id for m in sel.memories] == [new.id]
+    other = mem("The scripts run on Python 3.12.", valid_from_ms=T0 + DAY)  # control: another name's version
+    assert len(run([short(old, 0.8), short(other, 0.7)], pair_cosine=lambda x, y: 0.2).memories) == 2
+
+
 def test_a_later_fact_about_something_else_never_hides_the_answer() -> None:
     answer = mem("The docs site is served on port 4000.", valid_from_ms=T0)
     other = mem("Nightly backups keep 14 copies.", valid_from_ms=T0 + DAY)

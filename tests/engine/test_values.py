@@ -4,7 +4,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from engine.values import other_values, value_shapes
+from engine.values import named_versions, other_values, other_version_of_a_name, value_shapes
 
 
 @pytest.mark.parametrize(("text", "shape", "value"), [
@@ -100,3 +100,17 @@ def test_the_reference_read_scans_what_hints_skip() -> None:
     _read(text, hinted)
     assert set(hinted) == {"url", "host", "code", "version", "time", "number", "path"}
     assert hinted == _read_every_shape(text)
+
+
+def test_a_version_belongs_to_the_name_before_it() -> None:
+    assert named_versions("Zig 0.12, build with `zig build`.") == {"zig": {"0.12"}}
+    assert other_version_of_a_name("Zig 0.12, build with `zig build`.", "The toolchain is Zig 0.13 now.")
+    # Negatives: two names, or the same version said again; the control above is the same name.
+    assert not other_version_of_a_name("Zig 0.12 for the compiler", "Python 3.12 for the scripts")
+    assert not other_version_of_a_name("Zig 0.12 for the compiler", "we stay on Zig 0.12")
+    assert other_version_of_a_name("Zig 0.12 and Python 3.11", "still Zig 0.12, Python 3.12 too")  # one of two moved
+
+
+@given(st.text(max_size=120))
+def test_a_text_never_gives_another_version_of_its_own_names(text: str) -> None:
+    assert not other_version_of_a_name(text, text)
