@@ -53,7 +53,7 @@ from engine.ingest import ingest, rivals_of
 from engine.keys import normalize_belief, normalize_key, resolve_key, resolve_slot, slot_text, value_kind
 from engine.models import GLOBAL_SCOPE, AuditEvent, Candidate, Kind, Memory, Origin, Sensitivity, Tension, Tier, TrustState, Verdict
 from engine.redact import redact
-from engine.retrieval import Shortlisted, Suppressed, select
+from engine.retrieval import Shortlisted, Suppressed, search_text, select
 from engine.scopes import project_scope, readable_scopes, scope_for
 from engine.settings import Settings
 from engine.state import MemoryTable, stable_id, tension_id_for
@@ -592,14 +592,15 @@ class EngineService:
         pending_global = self._submit_global()
         r = self.settings.retrieval
         scopes = sorted(readable_scopes(project))
-        lex = self.table.lexical.search(query, r.shortlist)
-        global_lex = self._global.lexical.search(query, r.shortlist)
+        searched = search_text(query, project)  # the project's own name tells its memories apart no more than "the"
+        lex = self.table.lexical.search(searched, r.shortlist)
+        global_lex = self._global.lexical.search(searched, r.shortlist)
         # One reply brings the FAISS shortlist and the vectors of every candidate (hits and lexical
         # ones), from the index's memory: the hot path reads nothing from disk.
-        qvec, found, vectors = self.index.embed_search_vectors(query, scopes, r.shortlist,
+        qvec, found, vectors = self.index.embed_search_vectors(searched, scopes, r.shortlist,
                                                                sorted(set(lex) | set(global_lex)))
         if self._finish_global(pending_global):  # changed: its lexical shortlist as it is now
-            global_lex = self._global.lexical.search(query, r.shortlist)
+            global_lex = self._global.lexical.search(searched, r.shortlist)
         lex.update({k: v for k, v in global_lex.items() if k not in lex})
         hits = dict(found)
         pool: list[Shortlisted] = []

@@ -169,6 +169,23 @@ def _about_someone_else(m: Memory, query: str) -> bool:
     return not (re.search(rf"\b(?:{_RELATION})\b", query, re.IGNORECASE) or _ASKS_FOR_PERSON.search(query))
 
 
+def search_text(query: str, project: str) -> str:
+    """The query as the shortlists search it: without the name of the project it is asked in.
+
+    A recall reads one project's memories (and global ones), so the project's name tells them
+    apart no more than "the" does; in the embedding it pulls the question away from the statement
+    that answers it ("where does acme's CI run?" against "CI runs on GitHub Actions": cosine 0.21,
+    0.41 without the name, bundled MiniLM). The name is dropped whole, possessive and all, and so is
+    the first part of a name of several ("acme" of "acme-api"); a query that is nothing but the
+    name is searched as it is.
+    """
+    parts = [project] + ([first] if (first := re.split(r"[-_. ]", project)[0]) != project and len(first) >= 4 else [])
+    names = "|".join(re.escape(n) for n in sorted(parts, key=len, reverse=True))
+    stripped = re.sub(rf"(?<![\w-])(?:{names})(?:'s|’s)?(?![\w-])", " ", query, flags=re.IGNORECASE)
+    stripped = re.sub(r"\s+", " ", stripped).strip()
+    return stripped if re.search(r"\w{2}", stripped) else query
+
+
 def _names_negated(m: Memory, asked: set[str]) -> bool:
     """A removal ("the project no longer uses Redis") did its work by retiring the old value;
     it is injected only when the query names the removed thing ("do we still use Redis?"):

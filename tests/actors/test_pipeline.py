@@ -446,3 +446,12 @@ def test_a_change_shown_only_as_a_diff_replaces_the_value_stated_before(pipe: Pi
     assert "7311" not in block
     control = recall(pipe, "relayproj", "which port did the relay listen on before 7420, was it 7311?")
     assert "7420" in control  # positive control: the store answers about the relay at all
+
+
+def test_a_question_that_names_its_own_project_finds_what_the_same_question_without_it_finds(pipe: Pipeline) -> None:
+    """The recall is scoped to the project already: its name in the question is no evidence (engine.retrieval.search_text)."""
+    pipe.remember(RememberRequest(project="marrowfield", text="CI runs on GitHub Actions.", scope="project"))
+    plain = recall(pipe, "marrowfield", "where does CI run?")
+    named = recall(pipe, "marrowfield", "where does marrowfield's CI run?")
+    assert "GitHub Actions" in plain  # the control
+    assert named == plain

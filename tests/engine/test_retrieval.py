@@ -4,7 +4,7 @@ import pytest
 
 from engine.ingest import ingest
 from engine.models import Kind, Memory, Tier, TrustState, Sensitivity
-from engine.retrieval import CLOSE_TAG, OPEN_TAG, Shortlisted, estimate_tokens, neutralise, select
+from engine.retrieval import CLOSE_TAG, OPEN_TAG, Shortlisted, estimate_tokens, neutralise, search_text, select
 from engine.state import MemoryTable
 from factories import DAY, T0, cand, settings
 
@@ -300,3 +300,17 @@ def test_a_later_change_never_hides_a_memory_keyed_by_a_reading_or_one_it_agrees
     moved = mem("Falcon was swapped for Litestar now.", kind=Kind.DECISION, valid_from_ms=T0 + DAY)
     hidden = run([short(version, 0.8), short(moved, 0.75)], pair_cosine=lambda x, y: 0.7)
     assert [m.id for m in hidden.memories] == [moved.id]
+
+
+@pytest.mark.parametrize(("query", "project", "searched"), [
+    ("where does acme's CI run?", "acme", "where does CI run?"),
+    ("which FPort does the rivergate fw use", "rivergate-fw", "which FPort does the fw use"),  # a long first part
+    ("Which port does ACME-API use?", "acme-api", "Which port does use?"),
+    ("what is acme?", "acme", "what is ?"),
+    ("acme", "acme", "acme"),  # nothing but the name: searched as asked
+    ("does acme-cli use uv?", "acme", "does acme-cli use uv?"),  # another name that starts with it is kept
+    ("does the db use pg?", "db", "does the use pg?"),
+    ("does the db2 use pg?", "db-x", "does the db2 use pg?"),  # a short first part names nothing
+])
+def test_the_shortlists_search_the_query_without_its_projects_name(query: str, project: str, searched: str) -> None:
+    assert search_text(query, project) == searched
