@@ -229,6 +229,9 @@ _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
                r"transferred|goes|is going)\s+(?:over\s+)?to\s+" + _PERSON_ANY, _I),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:has|got)\s+a\s+new\s+(?:owner|maintainer)\s*:?\s+"
                + _PERSON_ANY),
+    # "billing is Rosa's area", "the exporter is @dkim's responsibility"
+    re.compile(r"^(?P<what>(?:the\s+|our\s+)?[\w][\w\s./-]{1,40}?)\s+(?:is|are)\s+(?:now\s+)?"
+               r"(?P<who>@[\w-]+|[A-Za-z][a-z]{2,11})(?:'s|’s)\s+(?:area|domain|responsibility|baby|turf)\b"),
     re.compile(r"\b(?i:anything|everything|changes?)\s+(?:in|to)\s+(?P<what>.+?)\s+(?:needs?|requires?|goes? through)\s+"
                r"(?:a\s+)?(?:review|approval|sign-?off)\s+(?:from|by)\s+" + _PERSON_ANY),
 )
@@ -237,8 +240,8 @@ _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
 # A name written in lower case, as people type in chat ("ines takes over the invoices"): only as the
 # clause's first word and only with a verb of taking or holding ownership, which tools and words that
 # start a clause ("nginx handles TLS", "everyone owns the wiki") do not pair with a thing they own.
-_LOWER_OWNER = re.compile(r"^(?P<who>[a-z]{3,12})\s+(?:now\s+)?(?:owns|takes over|took over|has taken over|"
-                          r"is responsible for|is in charge of)\s+(?P<what>.+)$")
+_LOWER_OWNER = re.compile(r"^(?:[^:`]{1,60}:\s+)?(?P<who>[a-z]{3,12})\s+(?:now\s+)?(?:owns|takes over|took over|"
+                          r"has taken over|is responsible for|is in charge of)\s+(?P<what>.+)$")
 _NOBODY = frozenset("everyone everybody someone somebody nobody anyone anybody each whoever none all".split())
 
 
@@ -252,12 +255,14 @@ def extract_owner(c: Clause) -> Finding | None:
     if not match:
         for pattern in _OWNER_PATTERNS:
             found = pattern.search(c.text)
-            if found and found.group("who").split()[0] not in NOT_PEOPLE:
+            if found and found.group("who").split()[0] not in NOT_PEOPLE \
+                    and found.group("who").lower() not in _NOBODY | STOPWORDS:
                 what = found.group("what").strip()
                 head = re.match(r"(?:the|our|my)\s+", what, _I)
                 phrase = np_words(what, head.end() if head else 0)
                 if phrase:
                     who = found.group("who")
+                    who = who.capitalize() if who.islower() and not who.startswith("@") else who  # "ilse's area"
                     thing = lower_first(phrase)
                     if thing.split()[0].lower() in NOT_SUBJECTS | {"them", "him", "her"}:
                         return None

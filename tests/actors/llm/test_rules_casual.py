@@ -100,3 +100,17 @@ def test_a_place_named_by_its_container() -> None:
     assert ("thumbnails location", "/srv/media/thumbs") in [(k, b) for k, b, _ in found("thumbnails in /srv/media/thumbs")]
     # The control: a pronoun is in no container.
     assert not found("it is in the repo")
+
+
+def test_owners_listed_after_a_lead_in_and_a_comma_are_each_read() -> None:
+    got = found("review routing, fyi: ana owns the billing jobs (all of jobs/billing), lin owns the docs site.")
+    owners = {(k, b) for k, b, _ in got}
+    assert {("billing jobs owner", "ana"), ("docs site owner", "lin")} <= owners, got
+
+
+def test_a_thing_said_to_be_someones_area_is_theirs() -> None:
+    assert ("payouts owner", "rosa", "Rosa owns payouts.") in found("payouts is rosa's area, loop her in.")
+    assert ("exporter owner", "@dkim", "@dkim owns the exporter.") in found("the exporter is @dkim's responsibility")
+    # Negatives: nobody in particular, or a pronoun for the thing; the controls are above.
+    assert not [k for k, _, _ in found("the api is everyone's area") if k.endswith("owner")]
+    assert not [k for k, _, _ in found("it is ana's turf") if k.endswith("owner")]
