@@ -429,7 +429,7 @@ _VERSION_TO = re.compile(
 _VERSION_CONTEXT = re.compile(
     r"\b(?:on|use[sd]?|using|upgrad\w*|bump\w*|pin\w*|target\w*|requir\w*|runs?|running|mov\w*|"
     r"migrat\w*|switch\w*|downgrad\w*|version|stay\w*|stick\w*|need\w*|standardi\w*|support\w*|"
-    r"now|is|are)\b",
+    r"now|is|are|please|pls)\b",
     _I,
 )
 _NAME_CANON = {"nodejs": "node", "node.js": "node", "golang": "go", "postgresql": "postgres",

@@ -44,6 +44,7 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("format", r"\bformat\w*", "To format the code, run `{c}`."),
         ("deploy", r"\bdeploy\w*|\bship(?:ping)? to prod", "To deploy, run `{c}`."),
         ("migration", r"\bmigrat\w*", "To run the database migrations, run `{c}`."),
+        ("codegen", r"\bcode ?gen\w*|\b(?:re)?generat\w* (?:the )?(?:\w+ )?code\b", "To generate code, run `{c}`."),
         ("build", r"\bbuild\w*|\bcompil\w*", "To build the project, run `{c}`."),
         ("install", r"\binstall\w*|\bset ?up\b|\bbootstrap\w*", "To install dependencies, run `{c}`."),
         ("release", r"\brelease\w*|\bpublish\w*", "To publish a release, run `{c}`."),

@@ -114,3 +114,16 @@ def test_a_thing_said_to_be_someones_area_is_theirs() -> None:
     # Negatives: nobody in particular, or a pronoun for the thing; the controls are above.
     assert not [k for k, _, _ in found("the api is everyone's area") if k.endswith("owner")]
     assert not [k for k, _, _ in found("it is ana's turf") if k.endswith("owner")]
+
+
+def test_code_generation_is_a_task_with_its_own_command() -> None:
+    assert ("codegen command", "make gen", "To generate code, run `make gen`.") in found(
+        "to regenerate the client code run `make gen`")
+    assert ("codegen command", "sqlc generate") in [(k, b) for k, b, _ in found("codegen via `sqlc generate`, schemas in db/")]
+    # The control: a build is still a build.
+    assert ("build command", "make dist") in [(k, b) for k, b, _ in found("to build the bundle run `make dist`")]
+
+
+def test_a_version_asked_for_with_please_is_the_projects_version() -> None:
+    assert ("python version", "3.12") in [(k, b) for k, b, _ in found("Python 3.12 please, the base image has it")]
+    assert not found("the changelog mentions Python 3.12")  # the control: a version merely mentioned
