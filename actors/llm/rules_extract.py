@@ -36,6 +36,7 @@ from actors.llm.rules_facts import (
 from actors.llm.rules_procedures import (
     NOT_PEOPLE,
     STARTS_EXE,
+    answered_command,
     extract_branch,
     extract_command,
     extract_convention,
@@ -741,6 +742,8 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                          if not MEMORY_TALK.search(sentence)]
     # A diff the assistant shows is the change it made, line by line (``rules_diffs``).
     said["assistant"].append(diff_findings(unit.assistant))
+    answer = answered_command(unit.user, sentences(bodies["assistant"], True))  # "how do I run the tests?" "Run `x`."
+    said["assistant"].append([answer] if answer else [])
     # The assistant reporting a change it made ("Upgraded: the toolchain is now 2.4.1") says how the
     # turn left a setting: the user's value for that key in the same turn is the one asked to be
     # changed ("toolchain 2.3 is end of life, upgrade it"), not a second current value.

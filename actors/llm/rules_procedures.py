@@ -9,6 +9,7 @@ in order); the command vocabulary is shared with ``rules_choices``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 import re
 
 from actors.llm.rules_clause import NOT_SUBJECTS, Clause, Finding, article_free, cap, lower_first, np_words
@@ -78,7 +79,7 @@ def purposes_in(text: str, command: bool = False) -> list[str]:
 def _command_finding(command: str, purpose: str) -> Finding | None:
     if command.lower().startswith("git ") and purpose not in {"deploy", "release"}:
         return None  # a version-control operation, not how the project is built or tested
-    if purpose == "test" and _NARROWED.search(f" {command} "):
+    if purpose == "test" and _NARROWED.search(f" {command.partition(' ')[2]} "):  # the program may be a path
         return None  # "pytest -k slow", "pytest tests/billing": a one-off subset, not *the* command
     template = next(t for name, _, t in _PURPOSES if name == purpose)
     return Finding(f"{purpose} command", normalize_belief(command), Kind.PROCEDURE, template.format(c=command))
@@ -133,6 +134,26 @@ def extract_command(c: Clause) -> Finding | None:
         found = purposes_in(where)
         if found:
             return _command_finding(command, found[0])
+    return None
+
+
+# A question that asks how to do a task ("how do I run the tests here?") and a reply that answers it
+# with a bare instruction ("Run `./vendor/bin/pest --parallel`."): the reply's command is the task's.
+_HOW_TO = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\s+(?P<task>[^?.,;\n]{3,80})(?:[?.,;\n]|$)", _I)
+_RUN_ANSWER = re.compile(r"^(?:just\s+)?run:?\s+`(?P<c>[^`\n]+)`(?:\s+[^`\n]*)?\.?$", _I)
+
+
+def answered_command(user: str, reply_sentences: Sequence[str]) -> Finding | None:
+    """The command a reply gives for the task the user asked how to do, when the reply's own
+    sentence names no task (a sentence that names one is read by :func:`extract_command`)."""
+    asked = _HOW_TO.search(user)
+    tasks = purposes_in(asked.group("task")) if asked else []
+    if len(tasks) != 1:
+        return None
+    for sentence in reply_sentences:
+        run = _RUN_ANSWER.match(sentence.strip())
+        if run and STARTS_EXE.match(run.group("c").strip()) or run and _named_as_command(run.group("c").strip(), "run"):
+            return _command_finding(run.group("c").strip(), tasks[0])
     return None
 
 

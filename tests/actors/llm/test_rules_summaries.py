@@ -42,3 +42,17 @@ def test_a_block_that_is_not_a_few_commands_stays_a_block() -> None:
 
 def test_a_users_pasted_block_is_never_read() -> None:
     assert not found("the deploy is now:\n\n```\nmake ship\n```", "ok")
+
+
+def test_a_bare_run_answering_a_how_to_question_is_that_tasks_command() -> None:
+    reply = "It's Vitest under the hood. Run:\n\n```\n./node_modules/.bin/vitest run\n```\n\nWatch mode is the default otherwise."
+    assert ("test command", "/node_modules/.bin/vitest run") in found("how do i run the tests here, the readme is stale", reply)
+    assert ("deploy command", "make ship") in found("how do we deploy this?", "Run `make ship` from main.")
+    # Negatives: a question that asks no task, or two; the controls are above.
+    assert not found("why is the build slow?", "Run `make ship`.")
+    assert not [k for k, _ in found("how do i lint and test it?", "Run `make check`.") if k.endswith("command")]
+
+
+def test_a_test_program_called_by_its_path_is_not_a_narrowed_run() -> None:
+    assert ("test command", "/vendor/bin/phpunit") in found("", "run the tests with `./vendor/bin/phpunit`")
+    assert not found("", "run the tests with `pytest tests/billing`")  # the control: a subset of the suite
