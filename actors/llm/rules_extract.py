@@ -31,6 +31,7 @@ from actors.llm.rules_facts import (
     extract_quantity,
     extract_location,
     extract_port,
+    extract_setting,
     extract_version,
 )
 from actors.llm.rules_procedures import (
@@ -527,7 +528,7 @@ def _labelled(c: Clause) -> Finding | None:
 
 
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
-    extract_command, extract_port, extract_branch, extract_env, extract_host, extract_version,
+    extract_command, extract_port, extract_branch, extract_env, extract_setting, extract_host, extract_version,
     extract_removal, extract_choice, extract_location, extract_owner, extract_deadline, _clock_time,
     extract_convention, extract_switch, extract_quantity, extract_kv, _labelled, _reported, _note,
 )

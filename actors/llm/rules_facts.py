@@ -330,6 +330,43 @@ _FILE_EXTENSIONS = frozenset(
     "py js ts tsx jsx go rs rb java toml yaml yml json md cfg ini sql sh env lock txt css html vue svelte "
     "log csv xml conf pem key".split()
 )
+# ---------------------------------------------------------------- a setting named by its identifier
+
+# A setting named by the identifier in the code or config that holds it (`sim.tick_hz`, `minNotice`,
+# `dash_cooldown`), said to take a value: "raised `x.y` from 30 to 64", "`x_y` -> 120 minutes",
+# "set `xY = 0.45`", "`x_y` is now 20". An all-caps name is an environment variable (extract_env).
+_IDENT = r"`(?P<n>[A-Za-z_][\w.]*[A-Za-z0-9_])`"
+_SETTING_VALUE = r"`?(?P<v>[\w.:@+-]*\d[\w.:@+-]*(?:\s?(?:ms|s|sec|seconds?|minutes?|min|hours?|h|hz|kb|mb|gb|px|%))?)`?"
+_SETTING_PATTERNS = (
+    re.compile(r"\b(?:set|raised|lowered|bumped|changed|increased|decreased|reduced|dropped|upped|cut|moved)\s+"
+               rf"(?:the\s+)?{_IDENT}\s+(?:from\s+`?[\w.:+-]+`?\s+)?to\s+{_SETTING_VALUE}(?![\w/])", _I),
+    re.compile(rf"^{_IDENT}\s*(?::\s*`?[\w.:+-]+`?\s*)?(?:->|→|=>)\s*{_SETTING_VALUE}(?![\w/])"),
+    re.compile(r"\bset\s+`(?P<n>[A-Za-z_][\w.]*[A-Za-z0-9_])\s*=\s*(?P<v>[\w.:@+-]*\d[\w.:@+-]*)`", _I),
+    re.compile(rf"^{_IDENT}\s+(?:is\s+now|is\s+set\s+to|now\s+defaults\s+to)\s+{_SETTING_VALUE}(?![\w/])", _I),
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _identifier_words(name: str) -> str:
+    """`sim.tick_hz` -> "sim tick hz", `DashCooldown` -> "dash cooldown"."""
+    return " ".join(w.lower() for w in re.split(r"[._]+", _CAMEL.sub("_", name)) if w)
+
+
+def extract_setting(c: Clause) -> Finding | None:
+    for pattern in _SETTING_PATTERNS:
+        match = pattern.search(c.text)
+        if match is None:
+            continue
+        name, value = match.group("n"), match.group("v").rstrip(".,;")
+        identifier = "_" in name or "." in name or bool(_CAMEL.search(name))
+        if not identifier or ENV_NAME.fullmatch(name) or name.rsplit(".", 1)[-1].lower() in _FILE_EXTENSIONS:
+            continue
+        words = _identifier_words(name)
+        return Finding(normalize_key(words), normalize_belief(value), Kind.DECISION,
+                       f"The {words} setting (`{name}`) is {value}.")
+    return None
+
+
 _HOST_SUBJECT_TAIL = re.compile(r"\s+(?:host ?name|host|server|box|machine|instance|vm)$", _I)
 # One key per subject, whatever the verb: "X lives at H", "X is reachable at H", "connect to H
 # for X", "point your config at H if you need X", "X moved to H", "X host changed to H",

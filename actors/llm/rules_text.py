@@ -577,6 +577,8 @@ def drop_plan_lists(text: str) -> str:
 # `testpaths = ["tests"]`, `cache: npm`, `"test": "vitest run"`, `def f() -> None:`.
 _CODE_LIKE = re.compile(r"[=(){}\[\]\"<>]|->|^[\w.-]+:(?:\s|$)|:\s*;", re.I)
 _ENV_ASSIGN = re.compile(r"^[A-Z][A-Z0-9_]+ ?= ?[^\s=]+$")  # "PORT=8080", "MAX_RETRIES = 3"
+# "dashCooldown = 0.45f", "sim.tick_hz = 64": one identifier set to one number-like literal, read by extract_setting
+_NUMBER_ASSIGN = re.compile(r"^[A-Za-z_][\w.]*[A-Za-z0-9_] ?= ?[\w.+-]*\d[\w.+-]*$")
 
 
 def mask_code(text: str, keep: "re.Pattern[str]") -> str:
@@ -584,7 +586,7 @@ def mask_code(text: str, keep: "re.Pattern[str]") -> str:
 
     def repl(match: re.Match[str]) -> str:
         span = match.group(0)[1:-1].strip()
-        if keep.match(span) or _ENV_ASSIGN.match(span) or not _CODE_LIKE.search(span):
+        if keep.match(span) or _ENV_ASSIGN.match(span) or _NUMBER_ASSIGN.match(span) or not _CODE_LIKE.search(span):
             return match.group(0)
         return "`code`"
 

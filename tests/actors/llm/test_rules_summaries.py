@@ -56,3 +56,16 @@ def test_a_bare_run_answering_a_how_to_question_is_that_tasks_command() -> None:
 def test_a_test_program_called_by_its_path_is_not_a_narrowed_run() -> None:
     assert ("test command", "/vendor/bin/phpunit") in found("", "run the tests with `./vendor/bin/phpunit`")
     assert not found("", "run the tests with `pytest tests/billing`")  # the control: a subset of the suite
+
+
+def test_a_setting_named_by_its_identifier_takes_the_value_it_was_set_to() -> None:
+    assert ("queue max depth", "500") in found("", "I've raised `queue.max_depth` from 200 to 500 in `config/prod.yaml`.")
+    assert ("grace period minutes", "90 minutes") in found("", "`grace_period_minutes` -> 90 minutes (1.5h).")
+    assert ("jump buffer", "0.12f") in found("", "Set `JumpBuffer = 0.12f` (was 0.2 in the scene).")
+    assert ("retry backoff", "250ms") in found("", "`retryBackoff` is now 250ms.")
+
+
+def test_what_is_not_an_identifiers_setting_is_left_to_other_readings() -> None:
+    assert not [k for k, _ in found("", "moved `settings.toml` to 2 places") if "settings" in k]  # a file
+    assert ("max retries env var", "5") in found("", "Set `MAX_RETRIES = 5`.")  # an environment variable
+    assert not [k for k, _ in found("", "Set `limit = compute(5)` in the client.") if "limit" in k]  # code
