@@ -25,6 +25,7 @@ from actors.llm.rules_clause import EVALUATIVE, EXCLUDED_BEFORE, NOT_SUBJECTS, C
 from actors.llm.rules_diffs import diff_findings
 from actors.llm.rules_facts import (
     ENV_NAME,
+    extract_destination,
     extract_env,
     extract_host,
     extract_kv,
@@ -529,7 +530,7 @@ def _labelled(c: Clause) -> Finding | None:
 
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_command, extract_port, extract_branch, extract_env, extract_setting, extract_host, extract_version,
-    extract_removal, extract_choice, extract_location, extract_owner, extract_deadline, _clock_time,
+    extract_removal, extract_choice, extract_location, extract_destination, extract_owner, extract_deadline, _clock_time,
     extract_convention, extract_switch, extract_quantity, extract_kv, _labelled, _reported, _note,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.

@@ -577,6 +577,31 @@ def extract_location(c: Clause) -> Finding | None:
     return Finding(f"{subject} location", normalize_belief(path), Kind.FACT, f"The {subject} {verb} in {path}.")
 
 
+# Where messages of a kind are sent: a chat channel ("#ops-pager") or a mail address, after a verb of
+# sending said of the messages ("deploy alerts go to #ops-pager", "release notes are posted in
+# #releases") or by the sender ("we send the digest to #general"). Keyed "<messages> channel".
+_DESTINATION = r"`?(?P<{}>#[a-z0-9][\w.-]*[a-z0-9]|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)`?"
+_SENT = re.compile(
+    r"^(?P<s>(?:the\s+|our\s+|all\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s+(?:now\s+)?(?:go(?:es)?|are\s+(?:now\s+)?"
+    r"(?:posted|sent|routed)|get\s+(?:posted|sent|routed)|land|lands)\s+(?:now\s+)?(?:in|to|into)\s+" + _DESTINATION.format("d")
+    + r"|^(?:we|i)\s+(?:now\s+)?(?:send|post|route)\s+(?P<s2>(?:the\s+|our\s+|all\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
+    r"\s+(?:in|to|into)\s+" + _DESTINATION.format("d2"), _I)
+
+
+def extract_destination(c: Clause) -> Finding | None:
+    match = _SENT.search(c.text)
+    if match is None:
+        return None
+    subject = article_free(match.group("s") or match.group("s2")).lower()
+    if not subject or subject.split()[0] in NOT_SUBJECTS | STOPWORDS or (match.end() < len(c.text.rstrip(" .!"))
+                                                                         and not re.match(r"\s*(?:now|,|;|$)", c.text[match.end():])):
+        return None
+    where = match.group("d") or match.group("d2")
+    kind = Kind.DECISION if c.changed else Kind.FACT
+    verb = "go" if subject.endswith("s") and not subject.endswith("ss") else "goes"
+    return Finding(f"{subject} channel", normalize_belief(where), kind, f"{cap(subject)} {verb} to {where}.")
+
+
 _KV = re.compile(
     r"^(?P<s>[\w][\w\s./-]{1,40}?)\s+(?P<v1>is|are|=|has been|have been|needs to be|must be|will be)\s+(?:now\s+|currently\s+)?"
     r"(?:set to\s+|changed to\s+|switched to\s+)?(?P<v>.+?)(?:\s+now)?$"

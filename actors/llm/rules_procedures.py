@@ -99,6 +99,11 @@ def _named_as_command(command: str, around: str) -> bool:
     return shell_words and bool(_RUN_WORD.search(around) or _SUBCOMMAND.search(command))
 
 
+# Words before a command that say it is the one replaced (``rules_clause.EXCLUDED_BEFORE``, for commands).
+_REPLACED_BEFORE = re.compile(r"(?:\binstead of|\brather than|\(was|\bwas|\bused to be|\bno longer|\breplac\w*|"
+                              r"\bnot)\s+$", _I)
+
+
 def extract_command(c: Clause) -> Finding | None:
     spans = list(BACKTICKED.finditer(c.text))
     previous_end = 0
@@ -106,6 +111,8 @@ def extract_command(c: Clause) -> Finding | None:
         command = span.group(1).strip()
         lead = c.text[previous_end : span.start()]
         previous_end = span.end()
+        if _REPLACED_BEFORE.search(c.text[: span.start()]):
+            continue  # "`uv sync` instead of `poetry install`", "(was `make t`)": the command replaced
         if not (STARTS_EXE.match(command) or _named_as_command(command, c.text[: span.start()] + c.text[span.end() :])):
             continue
         # The purpose stated just before this command ("lint with `...`"), else the command's

@@ -127,3 +127,20 @@ def test_code_generation_is_a_task_with_its_own_command() -> None:
 def test_a_version_asked_for_with_please_is_the_projects_version() -> None:
     assert ("python version", "3.12") in [(k, b) for k, b, _ in found("Python 3.12 please, the base image has it")]
     assert not found("the changelog mentions Python 3.12")  # the control: a version merely mentioned
+
+
+def test_where_messages_of_a_kind_are_sent_is_their_channel() -> None:
+    assert ("deploy alerts channel", "#ops-pager", "Deploy alerts go to #ops-pager.") in found(
+        "deploy alerts go to #ops-pager now.")
+    assert ("weekly digest channel", "#general", "Weekly digest goes to #general.") in found(
+        "we send the weekly digest to #general")
+    assert ("invoices channel", "billing@acme.io") in [(k, b) for k, b, _ in found("invoices go to billing@acme.io")]
+    # Negatives: a pronoun for the messages, or a destination said to be temporary.
+    assert not [k for k, _, _ in found("it goes to #random") if k.endswith("channel")]
+    assert not [k for k, _, _ in found("the alerts go to #ops for now but we will see") if k.endswith("channel")]
+
+
+def test_a_command_said_to_be_the_replaced_one_is_not_the_command() -> None:
+    assert not [b for k, b, _ in found("", "The image now runs `uv sync --frozen` instead of `pip install -r req.txt`.")
+                if k == "install command"]
+    assert ("test command", "just test") in [(k, b) for k, b, _ in found("", "CI runs `just test` (was `make test`)")]
