@@ -603,7 +603,8 @@ def extract_destination(c: Clause) -> Finding | None:
 
 
 _KV = re.compile(
-    r"^(?P<s>[\w][\w\s./-]{1,40}?)\s+(?P<v1>is|are|=|has been|have been|needs to be|must be|will be)\s+(?:now\s+|currently\s+)?"
+    r"^(?P<s>[\w][\w\s./-]{1,40}?)\s+(?P<v1>is|are|=|has been|have been|needs to be|must be|will be|stays|remains)\s+"
+    r"(?:now\s+|currently\s+|at\s+)?"
     r"(?:set to\s+|changed to\s+|switched to\s+)?(?P<v>.+?)(?:\s+now)?$"
     r"|^(?P<s2>[\w][\w\s./-]{1,40}?)\s+(?:(?:was|were|has been|have been|got|is|are)\s+)?"
     r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+)?to\s+(?P<v2>.+)$"
@@ -659,8 +660,9 @@ def extract_kv(c: Clause) -> Finding | None:
     value = re.sub(r"\s+now$", "", value, flags=_I)
     # "prod.example.com, it is two VMs": the value ends before a new clause
     value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
-    # "04:30, ops asked", "25 MB, as agreed": after a value that starts with a number, a comma ends it
-    if re.match(r"\d", value):
+    # "04:30, ops asked", "25 MB, as agreed", "Europe/Vienna, every site is there": after a value that starts
+    # with a number or is shaped like an identifier (a path, a dotted or snake name), a comma ends it
+    if re.match(r"\d|[\w-]*[/._:@][\w./:@-]*,", value):
         value = value.split(", ", 1)[0]
     # "4.1 because the runners still have it": a reason is no part of the value
     value = re.split(r"\s+(?=(?:because|since|so that|as long as|so (?:a|an|the|that|it|we|you|they|there|this)\b)\s)",
@@ -683,7 +685,7 @@ def extract_kv(c: Clause) -> Finding | None:
     # ("move the app to Toronto" is a move to a place, not "the app is Toronto": only switch, change and set.)
     explicit_change = (bool(match.group("s2") or match.group("s3")) and len(value_words) <= 2
                        and bool(_SETTING_CHANGE.search(match.group(0)))) or bool(match.group("s4")) \
-        or (match.group("v1") or "").lower() in {"needs to be", "must be"}  # a value required
+        or (match.group("v1") or "").lower() in {"needs to be", "must be", "stays", "remains"}  # a value required or kept
     if words[-1] not in _ATTRIBUTE_HEADS and not _is_valuey(value) and not explicit_change:
         return None
     if words[-1] not in _ATTRIBUTE_HEADS and "," in value:
@@ -722,6 +724,9 @@ _KEPT_FOR = re.compile(r"^(?:(?:we|they)\s+)?(?:keep|retain|store)\s+(?:the\s+|o
                        r"for\s+(?P<n>\d+\s*(?:days?|weeks?|months?|years?|hours?|d|w|y))\b"
                        r"|^(?:the\s+|our\s+|all\s+)?(?P<what2>[a-z][\w\s-]{1,30}?)\s+(?:are|is)\s+(?:kept|retained|stored)\s+"
                        r"for\s+(?P<n2>\d+\s*(?:days?|weeks?|months?|years?|hours?|d|w|y))\b", _I)
+# A cap set by the verb: "cap uploads at 25 MB each", "limit exports to 500 rows", "throttle webhooks to 10/s".
+_CAP_AT = re.compile(r"^(?:(?:we|i)\s+)?(?:cap|limit|throttle)\s+(?P<what>(?:the\s+|our\s+|all\s+)?[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+"
+                     r"(?:at|to)\s+(?P<n>\d[\d,.]*\s*(?:[a-z]{1,7}\b|/\s?[a-z]+|%)?(?:/[a-z]+)?)", _I)
 # A value put to a use: "use 6380 for the cache", "we use bf16 for training", "use `eu-west-1` for the buckets".
 _USE_FOR = re.compile(r"^(?:(?:we|i)\s+)?(?:use|using)\s+(?P<v>`[^`]+`|[\w.:/-]*\d[\w.:/-]*)\s+(?:for|on|in)\s+"
                       r"(?:the\s+|our\s+|all\s+|every\s+)?(?P<what>[a-z][\w-]*(?:\s[a-z][\w-]*){0,2})\s*$", _I)
@@ -746,6 +751,12 @@ def extract_quantity(c: Clause) -> Finding | None:
             return None
         return Finding(f"{what} retention", normalize_belief(n), Kind.FACT, f"The {what} are kept for {n}."
                        if what.endswith("s") else f"The {what} is kept for {n}.")
+    if m := _CAP_AT.match(c.text):
+        what, n = article_free(m.group("what")).lower(), m.group("n").strip()
+        if what.split()[0] in NOT_SUBJECTS:
+            return None
+        return Finding(f"{what} limit", normalize_belief(n), Kind.DECISION, f"{cap(what)} are capped at {n}."
+                       if what.endswith("s") else f"{cap(what)} is capped at {n}.")
     if m := _USE_FOR.match(c.text):
         what, value = m.group("what").lower(), m.group("v")
         if what.split()[0] in NOT_SUBJECTS or what.split()[-1] in STOPWORDS:

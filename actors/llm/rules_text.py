@@ -446,7 +446,7 @@ def is_value_token(token: str) -> bool:
 
 _FILLER = re.compile(
     r"^(?:(?:ok(?:ay)?|so|also|and|btw|fyi|by the way|actually|oh|alright|anyway|ugh|argh|meh|hmm+|lol|welp|oof|"
-    r"sigh|wow|whoa|yikes|hey|hi|hiya|morning|gm)(?![\w-])[\s,:!.-]*"
+    r"sigh|wow|whoa|yikes|hey|hi|hiya|morning|gm|yeah|yep|yup)(?![\w-])[\s,:!.-]*"
     r"|(?:yes|yeah|yep|no|nope|right|great|cool|perfect|nice|thanks|thank you|well|update|"
     r"quick update|important|note|done|all done|good news|heads up|just so you know|"
     r"correction|sorry)\s*(?:[,:!.]+\s*|\s+-\s+|$))+",

@@ -144,3 +144,20 @@ def test_a_command_said_to_be_the_replaced_one_is_not_the_command() -> None:
     assert not [b for k, b, _ in found("", "The image now runs `uv sync --frozen` instead of `pip install -r req.txt`.")
                 if k == "install command"]
     assert ("test command", "just test") in [(k, b) for k, b, _ in found("", "CI runs `just test` (was `make test`)")]
+
+
+def test_a_value_shaped_like_an_identifier_ends_at_a_comma_and_yeah_is_a_filler() -> None:
+    got = [(k, b) for k, b, _ in found("yeah the report tz is America/Denver, every store we have is out west")]
+    assert ("report tz", "america/denver") in got, got
+
+
+def test_a_value_said_to_stay_is_held() -> None:
+    assert ("queue name", "jobs_main") in [(k, b) for k, b, _ in found("Queue name stays `jobs_main`.")]
+    assert ("pool size", "12") in [(k, b) for k, b, _ in found("the pool size remains at 12.")]
+    assert not found("the db stays slow")  # the control: a state, not a value
+
+
+def test_a_cap_set_by_its_verb_is_a_limit() -> None:
+    assert ("attachments limit", "10 mb", "Attachments are capped at 10 MB.") in found("cap attachments at 10 MB each")
+    assert ("exports limit", "500 rows") in [(k, b) for k, b, _ in found("limit exports to 500 rows")]
+    assert not found("cap it at 5")  # a pronoun caps nothing we can name
