@@ -705,7 +705,8 @@ def extract_kv(c: Clause) -> Finding | None:
     key = normalize_key(_STATUS_WORD.sub("", subject))
     key = _KEY_ALIASES.get(key, key)
     tech = TECH_PATTERN.search(value)
-    belief = tech_name(tech.group(1)) if tech and len(value_words) <= 2 else normalize_belief(value)
+    # "S3" names the store, "s3://acme-exports" a place in it: an address is its own value
+    belief = tech_name(tech.group(1)) if tech and len(value_words) <= 2 and "://" not in value else normalize_belief(value)
     number = re.search(r"\d+", value)
     if key == "line length" and number:
         belief = number.group(0)

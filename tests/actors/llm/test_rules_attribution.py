@@ -159,3 +159,11 @@ def test_a_client_of_a_port_does_not_listen_on_it() -> None:
 def test_an_address_a_client_is_pointed_at_keeps_its_host() -> None:
     got = ports("", "The player widget uses an audio element pointed at the radio feed `https://feed.example.org:8555/a.ogg`.")
     assert got == [("feed port", "The feed service is at https://feed.example.org:8555/a.ogg.")], got
+
+
+def test_an_address_in_a_store_is_its_own_value_not_the_stores_name() -> None:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, user="the bucket that holds exports is s3://acme-exports.",
+                assistant="", request_id="r1")
+    assert [c.belief for c in CLIENT.extract([unit], SCOPE)] == ["s3://acme-exports"]
+    named = Unit(id="u2", project="p", session="s", turn=1, ts_ms=1000, user="the cache is Redis.", assistant="", request_id="r2")
+    assert [c.belief for c in CLIENT.extract([named], SCOPE)] == ["redis"]  # the control: a store named alone
