@@ -101,8 +101,8 @@ def np_words(text: str, start: int, backwards: bool = False, limit: int = 5) -> 
         words: list[str] = []
         for raw in reversed(chunk.split(" ")):
             word = raw.strip()
-            if not word or not _NP_WORD.fullmatch(word.rstrip(",:;")) or word != word.rstrip(",:;"):
-                break
+            if not word or not _NP_WORD.fullmatch(word.rstrip(",:;")) or word != word.rstrip(",:;.!?"):
+                break  # punctuation after a word ends the phrase before it ("... directly. Key")
             if word.lower() in _NP_BREAK or len(words) >= limit:
                 break
             words.insert(0, word)

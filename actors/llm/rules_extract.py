@@ -663,6 +663,16 @@ def _credential_service(text: str, env: str) -> str:
     return env.split("_")[0].title()
 
 
+def _secret_word(env: str) -> str:
+    """What kind of secret an environment variable holds, by its last part: `X_API_KEY` an API key,
+    `X_TOKEN` a token ("credential" when the name does not say)."""
+    last = env.rsplit("_", 2)
+    tail = "_".join(last[-2:]) if len(last) > 2 and last[-2] in {"API", "SECRET", "KEY"} else last[-1]
+    return {"API_KEY": "API key", "SECRET_KEY": "secret key", "KEY_ID": "key id", "TOKEN": "token", "KEY": "key",
+            "SECRET": "secret", "PASSWORD": "password", "PASSWD": "password", "PASS": "password",
+            "CREDENTIALS": "credentials", "CREDENTIAL": "credential", "PAT": "access token"}.get(tail, "credential")
+
+
 def _credentials(text: str) -> tuple[list[Finding], bool]:
     """Credentials a turn gives, as the environment variable they are read from; never the secret.
 
@@ -681,7 +691,7 @@ def _credentials(text: str) -> tuple[list[Finding], bool]:
         service = re.sub(r"^(?:the|our|my|a|an)\s+", "", service, flags=_I)
         service = service if service[:1].isupper() else f"the {service}"
         out.append(Finding(f"{article_free(service)} credential", env.lower(), Kind.FACT,
-                           f"{cap(service)} credential is read from the {env} environment variable."))
+                           f"{cap(service)} {_secret_word(env)} is read from the {env} environment variable."))
     return out, True
 
 

@@ -167,3 +167,17 @@ def test_an_address_in_a_store_is_its_own_value_not_the_stores_name() -> None:
     assert [c.belief for c in CLIENT.extract([unit], SCOPE)] == ["s3://acme-exports"]
     named = Unit(id="u2", project="p", session="s", turn=1, ts_ms=1000, user="the cache is Redis.", assistant="", request_id="r2")
     assert [c.belief for c in CLIENT.extract([named], SCOPE)] == ["redis"]  # the control: a store named alone
+
+
+def test_a_credential_is_named_by_the_kind_of_secret_its_variable_holds() -> None:
+    def said(user: str) -> list[tuple[str, str]]:
+        unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, user=user, assistant="", request_id="r1")
+        return [(c.key, c.text) for c in CLIENT.extract([unit], SCOPE)]
+
+    assert said("the db password goes in PG_PASSWORD") == [
+        ("db credential", "The db password is read from the PG_PASSWORD environment variable.")]
+    assert ("maps credential", "The maps API key is read from the MAPS_API_KEY environment variable.") in said(
+        "use the maps key from MAPS_API_KEY")
+    # A phrase never runs back over the end of a sentence: "... directly. Key ..." names no "directly" service.
+    got = said("we call the vendor directly. Key is in VENDOR_SDK_KEY, read it from there")
+    assert got and all("directly" not in k for k, _ in got), got
