@@ -28,6 +28,7 @@ from actors.engine_actor import EngineService, _slug
 from actors.extraction_actor import ExtractionService
 from actors.index_actor import IndexChange, IndexService
 from actors.log_actor import LogService
+from actors.signals import RepairSignals
 from actors.store.writer_lock import WriterLock
 from actors.ref import Ref
 from engine.errors import InvalidInput, ServiceUnavailable
@@ -293,6 +294,8 @@ class Runtime:
         #: (actor class, constructor arguments) of every actor started, for checks and tests.
         self.spawned: list[tuple[type, tuple[Any, ...]]] = []
         self._lock = threading.RLock()  # one actor per project, even with concurrent callers
+        self.closed = False  # set by shutdown(): work queued for this runtime is dropped, not failed
+        self.signals = RepairSignals(closed=lambda: self.closed)  # abstained recalls' repair signals
         # One writer per store: taken before any store is opened, released by shutdown().
         self.writer_lock = WriterLock(self.data_dir).acquire()
         try:
@@ -583,6 +586,8 @@ class Runtime:
 
     def shutdown(self) -> None:
         """Close every store and stop the actors (Ray itself is left to its owner)."""
+        self.closed = True
+        self.signals.close()
         closable: list[EngineClient | LogClient] = [*self._engines.values(), *self._logs.values(), self.global_engine]
         for client in closable:
             try:

@@ -8,11 +8,8 @@ project's EngineActor in turn order; tensions are then judged by the Adjudicatio
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import logging
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -57,61 +54,6 @@ class DrainReport(BaseModel):
     adjudicated: int
     repaired: int = 0
     outcomes: dict[str, int]
-
-
-_log = logging.getLogger(__name__)
-
-
-class _Signals:
-    """Repair signals run off the recall path: one thread, in the order they were queued.
-
-    An abstained recall answers at once; its signal (a log search, and a repair job when the log
-    can answer) follows on this thread. Whatever reads or writes the project's log next (an observe,
-    a drain, the job counts) first waits for the project's queued signals, so a signal still sees
-    the log as the recall did and its job is counted as before. A signal that fails is logged and
-    counted, never raised into a later, unrelated call; past ``limit`` queued signals a new one is
-    dropped (and counted): a flood of abstaining recalls must not grow without bound.
-    """
-
-    def __init__(self, limit: int = 256) -> None:
-        self.limit = limit
-        self.failed = 0
-        self.dropped = 0
-        self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
-        self._queued: dict[str, list[Future[None]]] = {}
-
-    def submit(self, project: str, fn: Callable[[], None]) -> None:
-        with self._lock:
-            live = {p: [f for f in fs if not f.done()] for p, fs in self._queued.items()}
-            self._queued = {p: fs for p, fs in live.items() if fs}
-            if sum(len(fs) for fs in self._queued.values()) >= self.limit:
-                self.dropped += 1
-                return
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dynmem-repair-signal")
-            self._queued.setdefault(project, []).append(self._pool.submit(self._guarded, project, fn))
-
-    def _guarded(self, project: str, fn: Callable[[], None]) -> None:
-        try:
-            fn()
-        except Exception:  # noqa: BLE001 - a lost signal costs one repair, never the caller's next call
-            with self._lock:
-                self.failed += 1
-            _log.warning("repair signal of project %r failed", project, exc_info=True)
-
-    def queued(self, project: str) -> list[Future[None]]:
-        with self._lock:
-            return [f for f in self._queued.get(project, ()) if not f.done()]
-
-    def settle(self, project: str) -> None:
-        """Wait for the project's queued signals."""
-        for f in self.queued(project):
-            f.result()
-
-    async def settle_async(self, project: str) -> None:
-        for f in self.queued(project):
-            await asyncio.wrap_future(f)
 
 
 #: How long one engine call of a batch's ingest may run before it commits and returns (the rest
@@ -164,7 +106,7 @@ class Pipeline:
         self.deferred = 0  # jobs given back because the model endpoint was down (not failures)
         self.restarts = 0  # drain rounds cut short by an actor that died (and was restarted)
         self.redone = 0  # extractions sent to another worker because theirs died
-        self.signals = _Signals()  # abstained recalls' repair signals, off the recall path
+        self.signals = runtime.signals  # abstained recalls' repair signals, off the recall path (one queue a runtime)
 
     def _resume_ms(self) -> int:
         """When a job deferred for an unavailable endpoint is tried again (one breaker cooldown)."""
@@ -600,6 +542,8 @@ class Pipeline:
     def forget(self, req: ForgetRequest) -> ForgetResult:
         """Retract (or purge) memories; a purge also erases the source turns from the log."""
         self._known(req.project)
+        if req.purge:
+            self.signals.settle(req.project)  # a queued signal runs before the purge, never on what it erases
         res: ForgetResult = self.rt.engine(req.project).forget(req)
         if req.purge and res.purged_units:
             self.rt.log(req.project).purge_units(list(res.purged_units))
@@ -713,6 +657,7 @@ class Pipeline:
     def miss(self, project: str, query: str, tool: str = "", session: str = "") -> int | None:
         """Record a memory miss (the agent reached for a log tool) as a durable repair job."""
         self._known(project)
+        self.signals.settle(project)  # signals count against one daily cap, in the order they came
         return repair.signal(self.rt.log(project), "log_tool", query, session=session,
                              daily_cap=self.rt.settings.repair.daily_cap)
 

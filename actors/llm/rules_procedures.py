@@ -39,6 +39,7 @@ _BARE_COMMAND = re.compile(
 _PURPOSES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     (name, re.compile(pattern, _I), text)
     for name, pattern, text in (
+        ("ci", r"\bci\b|\bcontinuous integration\b", "CI runs `{c}`."),
         ("type check", r"\btype[- ]?check\w*", "To type-check the code, run `{c}`."),
         ("test", r"\b(?:tests?|testing|test suite|specs?|e2e)\b", "To run the tests, run `{c}`."),
         ("lint", r"\blint\w*", "To lint the code, run `{c}`."),

@@ -1,4 +1,4 @@
-"""An abstained recall's repair signal runs off the recall path (actors/pipeline.py, ``_Signals``).
+"""An abstained recall's repair signal runs off the recall path (actors/signals.py, ``Runtime.signals``).
 
 The recall answers before the signal's log search; whatever reads the project's log next waits
 for the queued signal, so its repair job is drained and counted as if it had run in the recall.
@@ -165,3 +165,30 @@ def test_on_ray_a_recall_of_a_project_whose_log_is_not_open_does_not_wait_to_ope
         assert [r for r in pipe.repairs("x") if r.signal and r.signal.kind == "abstained"]
     finally:
         rt.shutdown()
+
+
+def test_a_signal_queued_when_the_runtime_shuts_down_is_dropped_quietly(tmp_path: Path, caplog) -> None:
+    clock = FakeClock()
+    rt = Runtime(tmp_path / "data", load_settings(), use_ray=False, clock=clock)
+    pipe = GatedPipeline(rt)
+    _seed(pipe, clock)
+    assert _recall_in_thread(pipe, RecallRequest(project="x", query=QUESTION)).abstained
+    assert pipe.started.wait(10)
+    rt.shutdown()
+    with caplog.at_level(logging.WARNING, logger="actors.pipeline"):
+        pipe.gate.set()
+        for f in pipe.signals.queued("x"):
+            f.result(timeout=30)
+    assert pipe.signals.failed == 0 and not [r for r in caplog.records if "repair signal" in r.getMessage()]
+
+
+def test_pipelines_over_one_runtime_share_its_signals(env) -> None:
+    """A replay or a benchmark builds pipelines over one runtime: an observe through one waits for a
+    signal queued through another."""
+    pipe, clock, rt = env
+    _seed(pipe, clock)
+    other = Pipeline(rt)
+    assert other.signals is pipe.signals is rt.signals
+    assert _recall_in_thread(pipe, RecallRequest(project="x", query=QUESTION)).abstained
+    threading.Timer(0.3, pipe.gate.set).start()
+    assert other.jobs("x")["repair"]["pending"] == 1  # waited for the signal queued through pipe
