@@ -84,8 +84,8 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
         return key
     kind = key_kind(key)
     if key == kind and min_cos <= 1.0:
-        # A bare head ("the interval is 20 minutes") names the one setting of that kind the scope knows
-        # ("measurement interval"), as a definite description does; with two or more it names none.
+        # A bare head ("the window is 40 minutes") names the one setting of that kind the scope knows
+        # ("backup window"), as a definite description does; with two or more it names none.
         heads = [other for other in known if key_kind(other) == kind]
         if len(heads) == 1:
             return heads[0]

@@ -176,11 +176,15 @@ def search_text(query: str, project: str) -> str:
     apart no more than "the" does; in the embedding it pulls the question away from the statement
     that answers it ("where does acme's CI run?" against "CI runs on GitHub Actions": cosine 0.21,
     0.41 without the name, bundled MiniLM). The name is dropped whole, possessive and all, and so is
-    the first part of a name of several ("acme" of "acme-api"); a query that is nothing but the
-    name is searched as it is.
+    the first part of a name of several ("acme" of "acme-api"); a name that is a word the questions
+    use ("api", "docs", or shorter than four letters) is kept, and so is a query that is nothing but
+    the name.
     """
-    parts = [project] + ([first] if (first := re.split(r"[-_. ]", project)[0]) != project and len(first) >= 4 else [])
+    first = re.split(r"[-_. ]", project)[0]
+    parts = [n for n in dict.fromkeys((project, first)) if len(n) >= 4 and n.lower() not in _GENERIC]
     names = "|".join(re.escape(n) for n in sorted(parts, key=len, reverse=True))
+    if not parts:
+        return query
     stripped = re.sub(rf"(?<![\w-])(?:{names})(?:'s|’s)?(?![\w-])", " ", query, flags=re.IGNORECASE)
     stripped = re.sub(r"\s+", " ", stripped).strip()
     return stripped if re.search(r"\w{2}", stripped) else query

@@ -98,22 +98,34 @@ def other_values(older: str, newer: str) -> bool:
     return any(not (a[s] & b[s]) for s in a.keys() & b.keys())
 
 
-# A version belongs to the name right before it ("Go 1.22", "Node v20.11", "ESP-IDF 5.3.1"): the
+# A version belongs to the name right before it ("Zig 0.12", "Node v20.11", "Deno 1.46"): the
 # name's version, whatever else the sentence is about.
 _NAMED_VERSION = re.compile(r"(?<![\w.-])([A-Za-z][\w+-]*(?:\.[A-Za-z]+)?)\s+v?(\d+\.\d+(?:\.\d+)*)\b")
 
 
+# Words a number follows that name nothing ("is 2.5", "from 3.11 to 3.12", "version 1.2", "about 0.75"):
+# function words and a few nouns of measure, a closed class of English.
+_NOT_NAMES = frozenset(
+    "a an the is are was were be been am to from by of in on at for with and or but than then now v ver version "
+    "versions release releases about around roughly approx approximately ~ under over below above up down x "
+    "ratio rate factor score weight threshold timeout limit size step steps level levels set sets "
+    "it its this that these those each every per of".split()
+)
+
+
 @lru_cache(maxsize=8192)
 def named_versions(text: str) -> Mapping[str, frozenset[str]]:
-    """The versions of ``text`` by the name before each, lower case: "Go 1.22, module X" -> {"go": {"1.22"}}."""
+    """The versions of ``text`` by the name before each, lower case: "Zig 0.12, built by CI" -> {"zig": {"0.12"}}."""
     out: dict[str, set[str]] = {}
     for m in _NAMED_VERSION.finditer(text.replace("`", "")):
-        out.setdefault(m.group(1).lower(), set()).add(m.group(2))
+        name = m.group(1).lower()
+        if name not in _NOT_NAMES and not name.isdigit():
+            out.setdefault(name, set()).add(m.group(2))
     return MappingProxyType({k: frozenset(v) for k, v in out.items()})
 
 
 def other_version_of_a_name(older: str, newer: str) -> bool:
     """Whether ``newer`` gives a name that ``older`` versions another version, and names none of ``older``'s
-    versions of it ("Go 1.22, module X" then "we build with Go 1.23")."""
+    versions of it ("Zig 0.12, built by CI" then "we build with Zig 0.13")."""
     a, b = named_versions(older), named_versions(newer)
     return any(not (a[n] & b[n]) for n in a.keys() & b.keys())

@@ -589,9 +589,9 @@ def _decided(text: str) -> tuple[str, bool]:
     return lead.group("body"), True
 
 
-# A lead-in that only names a file ("`docs/setup.md`: ...", "config/app.toml: ..."): where a statement
-# was written, in a summary of edits; the statement after it is read alone.
-_FILE_LEAD = re.compile(r"^`?(?:[\w.-]+/)*[\w-]+\.[A-Za-z][\w]{0,4}`?\s*:\s+(?=\S)")
+# A lead-in that only names a file, in backticks or with its folder ("`setup.md`: ...", "config/app.toml: ...";
+# not "Next.js: ..."): where the assistant wrote a statement, in its summary of edits; the statement is read alone.
+_FILE_LEAD = re.compile(r"^(?:`(?:[\w.-]+/)*[\w.-]+\.\w{1,5}`|(?:[\w.-]+/)+[\w.-]+\.\w{1,5})\s*:\s+(?=\S)")
 
 
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...],
@@ -604,10 +604,11 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         if len(part) > MAX_CLAUSE_CHARS:
             continue  # no memory is a 400-character clause; and patterns stay linear in the turn's size
         text, changed, remember = strip_fillers(part)
-        text = _FILE_LEAD.sub("", text)  # "`docs/setup.md`: the relay is now X": the file said it, X holds
+        if speaker == "assistant":  # its summary of edits: "`docs/setup.md`: the relay is now X": X holds
+            text = _FILE_LEAD.sub("", text)
         if speaker == "user":
             text, decided = _decided(text)
-            decision = decision or decided  # "we decided: A is too slow, B will be 20": the lead-in covers B
+            decision = decision or decided  # "we agreed: three was too few, the cap will be 5": it covers both
             changed = changed or decision
         if text:  # the report is the first clause said
             report, opened = report and not opened, True
@@ -754,7 +755,7 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                          if not MEMORY_TALK.search(sentence)]
     # A diff the assistant shows is the change it made, line by line (``rules_diffs``).
     said["assistant"].append(diff_findings(unit.assistant))
-    answer = answered_command(unit.user, sentences(bodies["assistant"], True))  # "how do I run the tests?" "Run `x`."
+    answer = answered_command(unit.user, sentences(bodies["assistant"], True))  # "how do we build the docs?" "Run `x`."
     said["assistant"].append([answer] if answer else [])
     # The assistant reporting a change it made ("Upgraded: the toolchain is now 2.4.1") says how the
     # turn left a setting: the user's value for that key in the same turn is the one asked to be

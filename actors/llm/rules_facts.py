@@ -209,8 +209,8 @@ def _port_subject(text: str, at: int) -> tuple[str, str]:
 
 
 # Verbs of a client reaching a server: the subject before them uses the port after them, it does not listen on it.
-_CLIENT_VERB = re.compile(r"\b(?:point(?:s|ed|ing)?\b.*\b(?:at|to)|connect(?:s|ed|ing)?\s+to|hit(?:s|ting)?|"
-                          r"call(?:s|ed|ing)?|talk(?:s|ed|ing)?\s+to|send(?:s|ing)?\b.*\bto|request(?:s|ed|ing)?)\b", _I)
+_CLIENT_VERB = re.compile(r"\b(?:point(?:s|ed|ing)?\b.*\b(?:at|to)|connect(?:s|ed|ing)?\s+to|talk(?:s|ed|ing)?\s+to|"
+                          r"(?:hits|hitting|calls|calling)\s+(?:the\s+|our\s+)?\w|send(?:s|ing)?\b.*\bto)\b", _I)
 
 
 def extract_port(c: Clause) -> Finding | None:
@@ -243,8 +243,8 @@ def extract_port(c: Clause) -> Finding | None:
     if address is not None:
         host = address.group("host").lower()
         return Finding(f"{host} port", port, Kind.FACT, f"The {host} service is at {address.group(0).rstrip('.')}.")
-    after = c.text.lower().find(phrase.lower()) + len(phrase)
-    client = _CLIENT_VERB.search(c.text, after, chosen.start()) if phrase else None
+    at = c.text.lower().find(phrase.lower()) if phrase else -1
+    client = _CLIENT_VERB.search(c.text, at + len(phrase), chosen.start()) if at >= 0 else None
     if client:
         # "the worker talks to the billing service on 7001": the listener is the verb's object, when it names one;
         # "the mobile dev points the emulator at localhost:3000" names none: a client's target, no one's listener
@@ -332,9 +332,9 @@ _FILE_EXTENSIONS = frozenset(
 )
 # ---------------------------------------------------------------- a setting named by its identifier
 
-# A setting named by the identifier in the code or config that holds it (`sim.tick_hz`, `minNotice`,
-# `dash_cooldown`), said to take a value: "raised `x.y` from 30 to 64", "`x_y` -> 120 minutes",
-# "set `xY = 0.45`", "`x_y` is now 20". An all-caps name is an environment variable (extract_env).
+# A setting named by the identifier in the code or config that holds it (`cache.max_entries`, `jumpGrace`,
+# `reminder_lead_hours`), said to take a value: "bumped `cache.max_entries` to 800", "`reminder_lead_hours`:
+# 24 -> 36 hours", "set `jumpGrace = 0.08`", "`pollWindow` is now 90s". An all-caps name is an environment variable (extract_env).
 _IDENT = r"`(?P<n>[A-Za-z_][\w.]*[A-Za-z0-9_])`"
 _SETTING_VALUE = r"`?(?P<v>[\w.:@+-]*\d[\w.:@+-]*(?:\s?(?:ms|s|sec|seconds?|minutes?|min|hours?|h|hz|kb|mb|gb|px|%))?)`?"
 _SETTING_PATTERNS = (
@@ -345,18 +345,21 @@ _SETTING_PATTERNS = (
     re.compile(rf"^{_IDENT}\s+(?:is\s+now|is\s+set\s+to|now\s+defaults\s+to)\s+{_SETTING_VALUE}(?![\w/])", _I),
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_FOR_NOW = re.compile(r"\b(?:test|tests|fixtures?|mock\w*|stub\w*|temporar\w*|for now|while debugging|debug\w*|locally)\b", _I)
 
 
 def _identifier_words(name: str) -> str:
-    """`sim.tick_hz` -> "sim tick hz", `DashCooldown` -> "dash cooldown"."""
+    """`cache.max_entries` -> "cache max entries", `JumpGrace` -> "jump grace"."""
     return " ".join(w.lower() for w in re.split(r"[._]+", _CAMEL.sub("_", name)) if w)
 
 
 def extract_setting(c: Clause) -> Finding | None:
-    for pattern in _SETTING_PATTERNS:
+    if _FOR_NOW.search(c.text):
+        return None  # "set `user.id` to 42 for the fixture", "... temporarily while debugging": not the setting
+    for i, pattern in enumerate(_SETTING_PATTERNS):
         match = pattern.search(c.text)
-        if match is None:
-            continue
+        if match is None or (i == len(_SETTING_PATTERNS) - 1 and c.text[match.end():].strip(" .")):
+            continue  # "`a_b` is now 20": only as the whole clause ("`os.path` is now 3 lines shorter" is not)
         name, value = match.group("n"), match.group("v").rstrip(".,;")
         identifier = "_" in name or "." in name or bool(_CAMEL.search(name))
         if not identifier or ENV_NAME.fullmatch(name) or name.rsplit(".", 1)[-1].lower() in _FILE_EXTENSIONS:
@@ -456,6 +459,8 @@ _VERSIONED = (
     r"pytorch|torch|spring boot|laravel|express|webpack|vite|jest|pytest|eslint|tailwind|redis|"
     r"mysql|mongodb|kubernetes|k8s|ruff|mypy|sqlalchemy|prisma|electron|flutter|dart|lua|perl|zig"
 )
+# A language, runtime or framework by its name ("Rust", "node"): never a person, whatever the sentence says.
+VERSIONED_NAME = re.compile(rf"(?:{_VERSIONED})", _I)
 _VERSION_NUM = r"v?(?P<ver>\d+(?:\.(?:\d+|x))*(?:-?(?:rc|beta|alpha|lts)\d*)?|lts)"
 _VERSION = re.compile(rf"(?<![\w.-])(?P<name>{_VERSIONED})(?:\s+version)?\s*(?:@|=|==|:)?\s*{_VERSION_NUM}(?![\w.])", _I)
 _VERSION_TO = re.compile(
@@ -701,7 +706,7 @@ def extract_kv(c: Clause) -> Finding | None:
         # "the toolchain is 4.11": a version, keyed as the version readings key it ("toolchain version")
         subject = f"{subject} version"
         words = subject.lower().split()
-    # "the final interval", "the current cap": a word saying which version of a setting is meant names no other setting
+    # "the current cap", "the latest quota": a word saying which version of a setting is meant names no other setting
     key = normalize_key(_STATUS_WORD.sub("", subject))
     key = _KEY_ALIASES.get(key, key)
     tech = TECH_PATTERN.search(value)
@@ -725,7 +730,7 @@ _KEPT_FOR = re.compile(r"^(?:(?:we|they)\s+)?(?:keep|retain|store)\s+(?:the\s+|o
                        r"for\s+(?P<n>\d+\s*(?:days?|weeks?|months?|years?|hours?|d|w|y))\b"
                        r"|^(?:the\s+|our\s+|all\s+)?(?P<what2>[a-z][\w\s-]{1,30}?)\s+(?:are|is)\s+(?:kept|retained|stored)\s+"
                        r"for\s+(?P<n2>\d+\s*(?:days?|weeks?|months?|years?|hours?|d|w|y))\b", _I)
-# A cap set by the verb: "cap uploads at 25 MB each", "limit exports to 500 rows", "throttle webhooks to 10/s".
+# A cap set by the verb: "cap attachments at 10 MB each", "limit exports to 500 rows", "throttle webhooks to 10/s".
 _CAP_AT = re.compile(r"^(?:(?:we|i)\s+)?(?:cap|limit|throttle)\s+(?P<what>(?:the\s+|our\s+|all\s+)?[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+"
                      r"(?:at|to)\s+(?P<n>\d[\d,.]*\s*(?:[a-z]{1,7}\b|/\s?[a-z]+|%)?(?:/[a-z]+)?)", _I)
 # A value put to a use: "use 6380 for the cache", "we use bf16 for training", "use `eu-west-1` for the buckets".

@@ -9,10 +9,11 @@ in order); the command vocabulary is shared with ``rules_choices``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 import re
+from collections.abc import Sequence
 
 from actors.llm.rules_clause import NOT_SUBJECTS, Clause, Finding, article_free, cap, lower_first, np_words
+from actors.llm.rules_facts import VERSIONED_NAME
 from actors.llm.rules_text import STOPWORDS, TECH_PATTERN
 from engine.keys import normalize_belief, normalize_key
 from engine.models import Kind
@@ -113,7 +114,7 @@ def extract_command(c: Clause) -> Finding | None:
         lead = c.text[previous_end : span.start()]
         previous_end = span.end()
         if _REPLACED_BEFORE.search(c.text[: span.start()]):
-            continue  # "`uv sync` instead of `poetry install`", "(was `make t`)": the command replaced
+            continue  # "`just sync` instead of `make deps`", "(was `make t`)": the command replaced
         if not (STARTS_EXE.match(command) or _named_as_command(command, c.text[: span.start()] + c.text[span.end() :])):
             continue
         # The purpose stated just before this command ("lint with `...`"), else the command's
@@ -145,10 +146,11 @@ def extract_command(c: Clause) -> Finding | None:
     return None
 
 
-# A question that asks how to do a task ("how do I run the tests here?") and a reply that answers it
-# with a bare instruction ("Run `./vendor/bin/pest --parallel`."): the reply's command is the task's.
+# A question that asks how to do a task ("how do we build the docs?") and a reply that answers it with a
+# bare instruction ("Run `mdbook build`, it writes to book/."): the reply's command is the task's.
 _HOW_TO = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\s+(?P<task>[^?.,;\n]{3,80})(?:[?.,;\n]|$)", _I)
-_RUN_ANSWER = re.compile(r"^(?:just\s+)?run:?\s+`(?P<c>[^`\n]+)`(?:\s+[^`\n]*)?\.?$", _I)
+MAX_ANSWER_CHARS = 400  # a sentence longer than a clause is no bare instruction
+_RUN_ANSWER = re.compile(r"^(?:just\s+)?run:?\s+`(?P<c>[^`\n]+)`(?P<rest>\s[^`\n]*)?\.?$", _I)
 
 
 def answered_command(user: str, reply_sentences: Sequence[str]) -> Finding | None:
@@ -159,9 +161,14 @@ def answered_command(user: str, reply_sentences: Sequence[str]) -> Finding | Non
     if len(tasks) != 1:
         return None
     for sentence in reply_sentences:
-        run = _RUN_ANSWER.match(sentence.strip())
-        if run and STARTS_EXE.match(run.group("c").strip()) or run and _named_as_command(run.group("c").strip(), "run"):
-            return _command_finding(run.group("c").strip(), tasks[0])
+        run = _RUN_ANSWER.match(sentence.strip()[:MAX_ANSWER_CHARS])
+        if run is None:
+            continue
+        command = run.group("c").strip()
+        if purposes_in(run.group("rest") or "") or command.lower().startswith("git "):
+            continue  # "Run `make lint` to lint it": a task of its own; `git status` is no task's command
+        if STARTS_EXE.match(command) or _named_as_command(command, "run"):
+            return _command_finding(command, tasks[0])
     return None
 
 
@@ -286,13 +293,14 @@ def extract_owner(c: Clause) -> Finding | None:
         for pattern in _OWNER_PATTERNS:
             found = pattern.search(c.text)
             if found and found.group("who").split()[0] not in NOT_PEOPLE \
-                    and found.group("who").lower() not in _NOBODY | STOPWORDS:
+                    and found.group("who").lower() not in _NOBODY | STOPWORDS \
+                    and not (TECH_PATTERN.fullmatch(found.group("who")) or VERSIONED_NAME.fullmatch(found.group("who"))):
                 what = found.group("what").strip()
                 head = re.match(r"(?:the|our|my)\s+", what, _I)
                 phrase = np_words(what, head.end() if head else 0)
                 if phrase:
                     who = found.group("who")
-                    who = who.capitalize() if who.islower() and not who.startswith("@") else who  # "ilse's area"
+                    who = who.capitalize() if who.islower() and not who.startswith("@") else who  # "kofi's responsibility"
                     thing = lower_first(phrase)
                     if thing.split()[0].lower() in NOT_SUBJECTS | {"them", "him", "her"}:
                         return None

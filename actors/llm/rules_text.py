@@ -39,15 +39,15 @@ _CLAUSE_SPLIT = re.compile(
     re.I,
 )
 # A comma splice: a new subject of one or two words (three after "the" or "our") and its copula after a comma
-# ("the old theme looked dated, landing pages are now on v3", "A costs too much, the final cap will be 9").
+# ("the old theme looked dated, landing pages are now on v3", "three was too few, the retry cap will be 5").
 # Not a relative clause ("the api, which is old, ..."), not after a subordinate clause ("if it fails,
 # the job is retried": the condition governs the rest) and not after a fronted phrase of two words or
 # fewer or one that opens with a preposition ("for the cache, port is 6380", "in staging, the relay is
 # on 7312": the phrase scopes what follows). A one-word subject that owns a thing is a new clause too
 # ("ana owns the exports, li owns the docs").
 _SPLICE = re.compile(r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)"
-                     r"(?:(?:the|our)\s+[\w-]+(?:\s+[\w-]+){0,2}|[\w-]+(?:\s+[\w-]+)?)\s+(?:is|are|will\s+be)\s+\w"
-                     r"|[\w-]+\s+(?:now\s+)?(?:owns|maintains|takes\s+over|took\s+over)\s+\w)", re.I)
+                     r"(?:(?:(?:the|our)\s+[\w-]+(?:\s+[\w-]+){0,2}|[\w-]+(?:\s+[\w-]+)?)\s+(?:is|are|will\s+be)\s+\w"
+                     r"|[\w-]+\s+(?:now\s+)?(?:owns|maintains|takes\s+over|took\s+over)\s+\w))", re.I)
 _SUBORDINATE = re.compile(r"^(?:if|when|whenever|unless|once|because|since|although|though|while|whether|as long as)\b", re.I)
 _FRONTED = re.compile(r"^(?:for|in|on|at|from|with|without|unlike|like|per|after|before|during|under|inside|outside)\b", re.I)
 
@@ -126,7 +126,7 @@ def _document_lines(match: re.Match[str]) -> str:
     return "\n" + "\n".join("- " + _HEADING.sub("", ln).strip() for ln in prose) + "\n"  # items of a document
 
 
-# A short shell block that a line ending in a colon introduces ("Deploy is now:" then a fenced
+# A short shell block that a line ending in a colon introduces ("Releases are cut with:" then a fenced
 # `make release`): the command that line is about, said inline. One to three command lines, each
 # a program name and its arguments (a prompt "$ " dropped); anything else stays a block.
 _SHORT_FENCE = re.compile(r"^[ \t]*(?P<f>```|~~~)[ \t]*(?:bash|sh|shell|console|zsh)?[ \t]*\n"
@@ -138,7 +138,11 @@ def inline_commands(text: str) -> str:
     """``text`` with each short command block said inline after the line that introduces it."""
     out: list[str] = []
     done = 0
-    for fence in _SHORT_FENCE.finditer(text):
+    pos = 0
+    while (fence := _SHORT_FENCE.search(text, pos)) is not None:
+        pos = fence.end() if not _opens_inside_block(text, done, fence.start()) else fence.start() + 3
+        if pos == fence.start() + 3:
+            continue  # the closing fence of a longer block, not the opening of a short one
         before = text[done:fence.start()].rstrip()
         intro_at = before.rfind("\n") + 1
         intro = before[intro_at:]
@@ -150,6 +154,15 @@ def inline_commands(text: str) -> str:
         out.append(before[:intro_at] + intro + " " + " or ".join(f"`{c}`" for c in commands) + ".")
         done = fence.end()
     return "".join(out) + text[done:]
+
+
+_FENCE_MARK = re.compile(r"^[ \t]*(?:```|~~~)", re.M)
+
+
+def _opens_inside_block(text: str, start: int, at: int) -> bool:
+    """Whether the fence at ``at`` sits inside a block opened between ``start`` and it (an odd number of
+    fence lines before it): it is then that block's closing fence, not the opening of a short block."""
+    return len(_FENCE_MARK.findall(text, start, at)) % 2 == 1
 
 
 def clean(text: str, documents: bool = False) -> str:
@@ -577,7 +590,7 @@ def drop_plan_lists(text: str) -> str:
 # `testpaths = ["tests"]`, `cache: npm`, `"test": "vitest run"`, `def f() -> None:`.
 _CODE_LIKE = re.compile(r"[=(){}\[\]\"<>]|->|^[\w.-]+:(?:\s|$)|:\s*;", re.I)
 _ENV_ASSIGN = re.compile(r"^[A-Z][A-Z0-9_]+ ?= ?[^\s=]+$")  # "PORT=8080", "MAX_RETRIES = 3"
-# "dashCooldown = 0.45f", "sim.tick_hz = 64": one identifier set to one number-like literal, read by extract_setting
+# "jumpGrace = 0.08", "cache.max_entries = 800": one identifier set to one number-like literal, read by extract_setting
 _NUMBER_ASSIGN = re.compile(r"^[A-Za-z_][\w.]*[A-Za-z0-9_] ?= ?[\w.+-]*\d[\w.+-]*$")
 
 

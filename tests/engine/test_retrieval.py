@@ -304,13 +304,14 @@ def test_a_later_change_never_hides_a_memory_keyed_by_a_reading_or_one_it_agrees
 
 @pytest.mark.parametrize(("query", "project", "searched"), [
     ("where does acme's CI run?", "acme", "where does CI run?"),
-    ("which FPort does the rivergate fw use", "rivergate-fw", "which FPort does the fw use"),  # a long first part
+    ("which queue does the harbor app use", "harbor-app", "which queue does the app use"),  # a long first part
     ("Which port does ACME-API use?", "acme-api", "Which port does use?"),
     ("what is acme?", "acme", "what is ?"),
     ("acme", "acme", "acme"),  # nothing but the name: searched as asked
     ("does acme-cli use uv?", "acme", "does acme-cli use uv?"),  # another name that starts with it is kept
-    ("does the db use pg?", "db", "does the use pg?"),
-    ("does the db2 use pg?", "db-x", "does the db2 use pg?"),  # a short first part names nothing
+    ("which port does the api listen on?", "api", "which port does the api listen on?"),  # a word questions use
+    ("where do the docs build?", "docs", "where do the docs build?"),
+    ("does the db2 use pg?", "db2-x", "does the db2 use pg?"),  # a short first part names nothing
 ])
 def test_the_shortlists_search_the_query_without_its_projects_name(query: str, project: str, searched: str) -> None:
     assert search_text(query, project) == searched

@@ -148,17 +148,18 @@ def test_an_address_the_subject_only_uses_is_not_the_subjects_port() -> None:
 
 def test_a_client_of_a_port_does_not_listen_on_it() -> None:
     """The subject before a verb of reaching a server (points at, connects to, talks to) uses the port."""
-    assert ports("the android dev points the emulator at localhost:4000 and gets a timeout") == []
+    assert ports("the checkout widget talks to localhost:7100 for prices") == []
     # The verb's object, when it names a service, is the listener.
     assert ports("the worker talks to the billing service on 7001") == [
         ("billing port", "The billing service listens on port 7001.")]
-    # The control: the subject that listens.
+    # The controls: the subject that listens, and a noun that only looks like a verb.
     assert ports("the docs site binds to 5499") == [("docs site port", "The docs site listens on port 5499.")]
+    assert ports("the api serves requests on port 8080") == [("api port", "The API server listens on port 8080.")]
 
 
 def test_an_address_a_client_is_pointed_at_keeps_its_host() -> None:
-    got = ports("", "The player widget uses an audio element pointed at the radio feed `https://feed.example.org:8555/a.ogg`.")
-    assert got == [("feed port", "The feed service is at https://feed.example.org:8555/a.ogg.")], got
+    got = ports("", "The status page shows a badge image pointed at `https://uptime.example.org:8555/b.svg`.")
+    assert got == [("uptime port", "The uptime service is at https://uptime.example.org:8555/b.svg.")], got
 
 
 def test_an_address_in_a_store_is_its_own_value_not_the_stores_name() -> None:
@@ -178,6 +179,6 @@ def test_a_credential_is_named_by_the_kind_of_secret_its_variable_holds() -> Non
         ("db credential", "The db password is read from the PG_PASSWORD environment variable.")]
     assert ("maps credential", "The maps API key is read from the MAPS_API_KEY environment variable.") in said(
         "use the maps key from MAPS_API_KEY")
-    # A phrase never runs back over the end of a sentence: "... directly. Key ..." names no "directly" service.
-    got = said("we call the vendor directly. Key is in VENDOR_SDK_KEY, read it from there")
-    assert got and all("directly" not in k for k, _ in got), got
+    # A phrase never runs back over the end of a sentence: "... by hand. Key ..." names no "hand" service.
+    got = said("we hit the vendor's api by hand. Key goes in VENDOR_SDK_KEY, read it from there")
+    assert got and all("hand" not in k for k, _ in got), got
