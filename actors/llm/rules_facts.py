@@ -9,6 +9,7 @@ tries them in order).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from actors.llm.rules_clause import (
@@ -44,6 +45,8 @@ _PORT_CONTEXT = re.compile(
     r"|\b(?:runs?|running|serves?|served|serving|bound|binds?|exposed?|available|up|lives?)"
     r"\s+(?:now\s+)?(?:on|at)\s+(?:localhost:)?\d{2,5}\b"
     r"|\b(?:api|backend|server|frontend|service)\b.*\b(?:on|to|from)\s+\d{4,5}\b(?!\.\d)"
+    # "run the docs preview on 4100": an instruction to run a thing on a port
+    r"|^(?:locally\s+)?(?:run|start|serve)\s+(?:the\s+|our\s+)?[a-z][\w-]*(?:\s[a-z][\w-]*){0,2}\s+on\s+\d{4,5}(?=\s*(?:$|[,;.]\s|[,;.]$|locally\b|now\b|instead\b))"
     r"|\bbinds?\s+(?:to\s+)?\d{2,5}\b",
     _I,
 )
@@ -738,6 +741,9 @@ _USE_FOR = re.compile(r"^(?:(?:we|i)\s+)?(?:use|using)\s+(?P<v>`[^`]+`|[\w.:/-]*
                       r"(?:the\s+|our\s+|all\s+|every\s+)?(?P<what>[a-z][\w-]*(?:\s[a-z][\w-]*){0,2})\s*$", _I)
 
 
+_SHORT_LEAD = re.compile(r"^[a-z]+(?:\s[a-z]+){0,2}:\s+(?=\S)", _I)
+
+
 def extract_quantity(c: Clause) -> Finding | None:
     """A limit, a retention period or a value used for a thing, in the short forms chat uses for them.
 
@@ -746,6 +752,10 @@ def extract_quantity(c: Clause) -> Finding | None:
     a plain sentence of what was said."""
     if c.speaker == "assistant" and not c.changed:
         return None
+    # A short lead-in of one to three words ("next:", "data rule:") only says what comes: these forms start after it.
+    lead = _SHORT_LEAD.match(c.text)
+    if lead:
+        c = dataclasses.replace(c, text=c.text[lead.end():], low=c.low[lead.end():])
     if m := _LIMIT.match(c.text):
         bound = "max" if m.group("bound").lower()[:2] in {"ma", "at", "up", "no"} and "least" not in m.group("bound") else "min"
         what, unit, n = m.group("what").lower(), m.group("unit").lower(), m.group("n").rstrip(".,")

@@ -182,3 +182,9 @@ def test_a_credential_is_named_by_the_kind_of_secret_its_variable_holds() -> Non
     # A phrase never runs back over the end of a sentence: "... by hand. Key ..." names no "hand" service.
     got = said("we hit the vendor's api by hand. Key goes in VENDOR_SDK_KEY, read it from there")
     assert got and all("hand" not in k for k, _ in got), got
+
+
+def test_an_instruction_to_run_a_thing_on_a_port_gives_its_port() -> None:
+    assert ports("locally run the docs preview on 4100, 4000 is taken") == [
+        ("docs preview port", "The docs preview listens on port 4100.")]
+    assert ports("run the migration on 2024 data") == []  # the control: a number that is no port

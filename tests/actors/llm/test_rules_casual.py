@@ -167,3 +167,8 @@ def test_a_cap_set_by_its_verb_is_a_limit() -> None:
     assert ("attachments limit", "10 mb", "Attachments are capped at 10 MB.") in found("cap attachments at 10 MB each")
     assert ("exports limit", "500 rows") in [(k, b) for k, b, _ in found("limit exports to 500 rows")]
     assert not found("cap it at 5")  # a pronoun caps nothing we can name
+
+
+def test_a_short_lead_in_does_not_hide_a_retention_or_a_limit() -> None:
+    assert ("audit rows retention", "90 days") in [(k, b) for k, b, _ in found("data rule: we keep audit rows for 90 days")]
+    assert ("attachments limit", "10 mb") in [(k, b) for k, b, _ in found("one more thing: cap attachments at 10 MB")]
