@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 
