@@ -27,6 +27,7 @@ from engine.inflection import stem
 _RAW = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:@+#-]*")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+(?:\.\d+)*")
 _SPLIT = re.compile(r"[_/:@+#-]+|(?<!\d)\.|\.(?!\d)")
+_DOT = re.compile(r"(?<!\d)\.|\.(?!\d)")
 #: Marks a stem term: no token has it (``_RAW``), so stems never mix with the words and
 #: identifiers the index holds ("run" the word and "~run", the stem of "runs", "running", "run").
 STEM_MARK = "~"
@@ -88,7 +89,12 @@ def _word(matched: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
     pieces = [p for chunk in _SPLIT.split(raw) if chunk for p in _PARTS.findall(chunk)]
     if len(pieces) > 1 or (pieces and pieces[0].lower() != low):
         segments = tuple(seg for seg in low.split("/") if seg) if "/" in low else ()
-        return head, segments, tuple(p.lower() for p in pieces if p.lower() not in STOPWORDS)
+        parts = tuple(p.lower() for p in pieces if p.lower() not in STOPWORDS)
+        # The labels of a dotted name that its parts split further ("bucket.s3.us-east-2.example.com"
+        # holds "us-east-2"); dots between digits (versions) join.
+        labels = tuple(label for seg in (segments or (low,)) for label in _DOT.split(seg)
+                       if label and label != seg and label not in parts and label not in STOPWORDS)
+        return head, segments + labels, parts
     return head, (), ()
 
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 
 from actors.llm import durable
+from actors.llm.rules_answers import answered_fact
 from actors.llm.rules_choices import REMOVAL, extract_choice, extract_removal, extract_switch
 from actors.llm.rules_clause import EVALUATIVE, EXCLUDED_BEFORE, NOT_SUBJECTS, Clause, Finding, article_free, cap, np_words
 from actors.llm.rules_diffs import diff_findings
@@ -757,6 +758,9 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     said["assistant"].append(diff_findings(unit.assistant))
     answer = answered_command(unit.user, sentences(bodies["assistant"], True))  # "how do we build the docs?" "Run `x`."
     said["assistant"].append([answer] if answer else [])
+    # "who owns the billing code?" "`billing/` is Ana's in CODEOWNERS.": the pair, as said (``rules_answers``).
+    fact = answered_fact(sentences(bodies["user"]), sentences(bodies["assistant"], True), _VALUE_SHAPE)
+    said["assistant"].append([fact] if fact and not answer else [])
     # The assistant reporting a change it made ("Upgraded: the toolchain is now 2.4.1") says how the
     # turn left a setting: the user's value for that key in the same turn is the one asked to be
     # changed ("toolchain 2.3 is end of life, upgrade it"), not a second current value.

@@ -170,3 +170,13 @@ def test_a_removal_of_a_short_plain_word_names_nothing() -> None:
     run(table, cand("The go module is used by the CLI.", "", "", t=T0, src=["u1"]))
     run(table, cand("No longer current: go.", "", "go", t=T0 + DAY, src=["u2"], negated=True))
     assert "The go module is used by the CLI." in servable(table)
+
+
+def test_a_removal_reaches_a_value_inside_a_dotted_host_name() -> None:
+    table = MemoryTable()
+    run(table, cand("Uploads go to `media-old.s3.eu-west-3.example.net` with signed URLs.", "", "", t=T0, src=["u1"]))
+    run(table, cand("Reports are rendered in eu-west-30.", "", "", t=T0, src=["u2"]))
+    res = run(table, cand("No longer current: eu-west-3.", "", "eu-west-3", t=T0 + DAY, src=["u3"], negated=True))
+    assert res.outcome == "updated"
+    assert "Uploads go to `media-old.s3.eu-west-3.example.net` with signed URLs." not in servable(table)
+    assert "Reports are rendered in eu-west-30." in servable(table)  # another value that shares a prefix
