@@ -13,7 +13,7 @@ FOLDERS = sorted(p for p in DATA.iterdir() if (p / "probes.json").exists())
 
 
 def test_there_are_development_and_held_out_folders() -> None:
-    assert {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "iota", "kappa"} <= {f.name for f in FOLDERS}
+    assert {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "iota", "kappa", "lambda", "mu"} <= {f.name for f in FOLDERS}
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda f: f.name)
@@ -46,4 +46,4 @@ def test_a_held_out_report_gives_aggregates_only() -> None:
     for folder, shown in (("gamma", False), ("alpha", True)):
         doc = {**summarise(results), "folder": folder, "replay_s": 1.0, "active_memories": {}, "path": "in-process"}
         assert ("q-secret-id" in render(doc, results, "cmd")) is shown
-    assert {"gamma", "delta", "epsilon", "zeta", "kappa"} <= HELD_OUT and "iota" not in HELD_OUT
+    assert {"gamma", "delta", "epsilon", "zeta", "kappa", "mu"} <= HELD_OUT and not {"iota", "lambda"} & HELD_OUT
