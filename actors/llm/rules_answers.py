@@ -17,7 +17,7 @@ hedging, refusing or proposing. Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from actors.llm.rules_clause import Finding, cap
 from actors.llm.rules_text import PROPOSAL, assistant_ok, is_statement, strip_fillers
@@ -72,10 +72,14 @@ def _question(user_sentences: Sequence[str]) -> str:
     return text
 
 
-def answered_fact(user_sentences: Sequence[str], reply_sentences: Sequence[str],
-                  value_shape: re.Pattern[str]) -> Finding | None:
+def answered_fact(user_sentences: Sequence[str], reply_sentences: Sequence[str], value_shape: re.Pattern[str],
+                  reading: Callable[[str], Finding | None] = lambda _: None) -> Finding | None:
     """The question and the reply's first sentence, when the user asked one thing about the project
-    and the reply opens by stating it (``value_shape``: what counts as a value)."""
+    and the reply opens by stating it (``value_shape``: what counts as a value).
+
+    ``reading`` reads the answer sentence as the patterns do. When it finds a setting ("the API
+    listens on 8080": ``api port``), the pair takes that key and value, so that a later value of
+    the setting supersedes the pair too; otherwise the pair has no key."""
     question = _question(user_sentences)
     if not question:
         return None
@@ -91,4 +95,7 @@ def answered_fact(user_sentences: Sequence[str], reply_sentences: Sequence[str],
         return None
     # The answer first, then what it answers: a memory states what holds, it never asks (issue 13).
     text = f"{cap(answer.rstrip(':;,. '))} (answer to: {question.rstrip('?.!,; ')})."
+    read = reading(answer)
+    if read is not None and read.key and not read.negated:
+        return Finding(read.key, read.belief, Kind.FACT, text, weight=-0.1, as_said=True)
     return Finding("", normalize_belief(value.group(0).strip("`")), Kind.FACT, text, weight=-0.1)

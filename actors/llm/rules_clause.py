@@ -39,6 +39,7 @@ class Finding:
     negated: bool = False
     weight: float = 0.0
     retires: tuple[str, ...] = ()  # old values the clause says are replaced ("from 8081 to 9090")
+    as_said: bool = False  # kept as said beside a reading of the same key and value (``rules_answers``)
 
 
 # ---------------------------------------------------------------- shared value picking

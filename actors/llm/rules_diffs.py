@@ -69,13 +69,14 @@ def hunks(text: str) -> Iterator[Hunk]:
         if not _is_diff(info, body):
             continue
         path, parent = "", ""
+        context: list[str] = []  # the unchanged lines of this hunk so far
         removed: list[str] = []
         added: list[str] = []
         for line in [*body.splitlines(), ""]:
             if line.startswith(("+++ ", "--- ", "diff --git ")):
                 if removed or added:  # the next file's header ends this file's last run
                     yield Hunk(path, tuple(removed), tuple(added), parent)
-                removed, added, parent = [], [], ""
+                removed, added, parent, context = [], [], "", []
                 found = _FILE.match(line)
                 path = found.group(1) if found else path
                 continue
@@ -90,7 +91,36 @@ def hunks(text: str) -> Iterator[Hunk]:
                 if removed or added:
                     yield Hunk(path, tuple(removed), tuple(added), parent)
                 removed, added = [], []
-                parent = line.strip() if line.rstrip().endswith(":") and len(line.strip()) <= 60 else ""
+                context = [] if line.startswith("@@") else [*context, line]
+                parent = _enclosing(context)
+
+
+# A line that opens what the lines below it belong to: a block ("healthcheck:"), the head of a YAML list
+# item ("- name: zephyr"), a TOML or INI section ("[tool.ruff]").
+_OPENS = re.compile(r"^\s*(?:[^\s#/].*:|-\s+[\w.-]+\s*:\s*\S.*|\[[\w.\" -]+\])\s*$")
+MAX_PARENT_CHARS = 60
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _enclosing(context: list[str]) -> str:
+    """The line that the next changed line belongs to: the last unchanged line, when it opens a block,
+    or else the nearest line above it, less indented, that opens one (a list item's head, a section)."""
+    if not context or not context[-1].strip():
+        return ""
+    last = context[-1]
+    if last.rstrip().endswith(":") or (_OPENS.match(last) and last.strip().startswith("[")):
+        return last.strip() if len(last.strip()) <= MAX_PARENT_CHARS else ""
+    depth = _indent(last)
+    for line in reversed(context[:-1]):
+        if not line.strip():
+            return ""
+        if _indent(line) < depth and _OPENS.match(line):
+            return line.strip() if len(line.strip()) <= MAX_PARENT_CHARS else ""
+        depth = min(depth, _indent(line))
+    return ""
 
 
 def _tokens(line: str) -> list[str]:

@@ -14,7 +14,7 @@ from engine.models import Unit
 from engine.utterance import asks
 
 SCOPE = "project:p"
-CLIENT = RulesClient()
+CLIENT = RulesClient("extractive")  # the pairs are read in the extractive profile
 MARK = "(answer to:"
 
 
@@ -75,3 +75,10 @@ POSITIVE = ("which formatter does the web app use", "It's Biome, configured in `
 def test_no_answer_is_kept_for_other_questions_and_replies(user: str, assistant: str) -> None:
     assert answers(user, assistant) == []
     assert len(answers(*POSITIVE)) == 1  # positive control
+
+
+def test_the_default_profile_keeps_no_pairs() -> None:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, user=POSITIVE[0], assistant=POSITIVE[1],
+                request_id="r1")
+    assert not [c for c in RulesClient().extract([unit], SCOPE) if MARK in c.text]
+    assert len(answers(*POSITIVE)) == 1  # positive control: the extractive profile keeps it

@@ -29,7 +29,7 @@ def test_a_changed_setting_gives_the_added_line_and_retires_the_old_value() -> N
     (f,) = diff_findings(reply)
     assert f.belief == "7420"
     assert f.retires == ("7311",)
-    assert f.text == "`listen_port = 7420` (in conf/relay.toml)."
+    assert f.text == "`listen_port = 7420` (under `[relay]` in conf/relay.toml)."  # the section names the setting
     assert "7311" not in f.text  # the stale value is never part of the memory that is served
 
 
@@ -40,6 +40,17 @@ def test_each_file_of_a_diff_keeps_its_own_path() -> None:
     found = diff_findings(reply)
     assert [(f.belief, f.text.rsplit("(in ", 1)[1]) for f in found] == [
         ("20.11.1", ".nvmrc)."), ("node:20.11.1-slim", "ops/Containerfile).")]
+
+
+def test_a_field_of_a_list_item_is_read_with_the_item_it_belongs_to() -> None:
+    reply = fenced("--- a/deps.yml\n+++ b/deps.yml\n sources:\n   - name: tilelib\n     remote: upstream\n"
+                   "-    tag: r41\n+    tag: r44\n     path: vendor\n")
+    (f,) = diff_findings(reply)
+    assert (f.belief, f.text) == ("r44", "`tag: r44` (under `- name: tilelib` in deps.yml).")
+    assert "tilelib" in f.key  # the item names the setting: another item's tag is another key
+    # positive control for the boundary: a blank line ends the block, so nothing above it encloses the change
+    (g,) = diff_findings(fenced("--- a/deps.yml\n+++ b/deps.yml\n   - name: tilelib\n\n-tag: r41\n+tag: r44\n"))
+    assert g.text == "`tag: r44` (in deps.yml)."
 
 
 def test_a_list_item_is_read_with_the_block_it_is_in() -> None:
