@@ -45,6 +45,7 @@ from actors.llm.rules_procedures import (
     extract_convention,
     extract_deadline,
     extract_owner,
+    extract_role,
 )
 from actors.llm.rules_text import (
     ASKS_FIRST,
@@ -531,7 +532,8 @@ def _labelled(c: Clause) -> Finding | None:
 
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_command, extract_port, extract_branch, extract_env, extract_setting, extract_host, extract_version,
-    extract_removal, extract_choice, extract_location, extract_destination, extract_owner, extract_deadline, _clock_time,
+    extract_removal, extract_choice, extract_location, extract_destination, extract_owner, extract_role, extract_deadline,
+    _clock_time,
     extract_convention, extract_switch, extract_quantity, extract_kv, _labelled, _reported, _note,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
