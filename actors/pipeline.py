@@ -424,6 +424,8 @@ class Pipeline:
         self.signals.settle(project)
         counts: dict[str, dict[str, int]] = dict(self.rt.log(project).job_counts())
         counts.update(self.rt.engine(project).job_counts())
+        if lost := self.signals.lost(project):  # repair signals that failed or were dropped (``actors.signals``)
+            counts["repair_signal"] = lost
         return counts
 
     def job_list(self, project: str, state: str | None = None, limit: int = 200) -> tuple[dict[str, dict[str, int]], list[Job]]:

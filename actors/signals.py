@@ -27,8 +27,7 @@ class RepairSignals:
     def __init__(self, limit: int = 256, closed: Callable[[], bool] = lambda: False) -> None:
         self.limit = limit
         self.closed = closed  # the runtime was shut down: a signal that fails then is dropped quietly
-        self.failed = 0
-        self.dropped = 0
+        self._lost: dict[str, dict[str, int]] = {}  # project -> {"failed": n, "dropped": n}
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._queued: dict[str, list[Future[None]]] = {}
@@ -38,7 +37,7 @@ class RepairSignals:
             live = {p: [f for f in fs if not f.done()] for p, fs in self._queued.items()}
             self._queued = {p: fs for p, fs in live.items() if fs}
             if sum(len(fs) for fs in self._queued.values()) >= self.limit:
-                self.dropped += 1
+                self._count(project, "dropped")
                 return
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dynmem-repair-signal")
@@ -53,8 +52,28 @@ class RepairSignals:
             if self.closed():
                 return  # shut down while it ran: its actors are gone, and so is the repair it asked for
             with self._lock:
-                self.failed += 1
+                self._count(project, "failed")
             _log.warning("repair signal of project %r failed", project, exc_info=True)
+
+    def _count(self, project: str, what: str) -> None:
+        lost = self._lost.setdefault(project, {"failed": 0, "dropped": 0})
+        lost[what] += 1
+
+    def lost(self, project: str) -> dict[str, int]:
+        """The project's signals that failed or were dropped since the runtime started ({} when none was):
+        shown with its job counts (``dynmem jobs``), as a dead job is."""
+        with self._lock:
+            return {k: n for k, n in self._lost.get(project, {}).items() if n}
+
+    @property
+    def failed(self) -> int:
+        with self._lock:
+            return sum(c["failed"] for c in self._lost.values())
+
+    @property
+    def dropped(self) -> int:
+        with self._lock:
+            return sum(c["dropped"] for c in self._lost.values())
 
     def queued(self, project: str) -> list[Future[None]]:
         with self._lock:

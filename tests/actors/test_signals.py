@@ -112,7 +112,7 @@ def test_a_passive_recall_queues_no_signal(env) -> None:
     _seed(pipe, clock)
     pipe.gate.set()
     assert pipe.recall(RecallRequest(project="x", query=QUESTION, passive=True)).abstained
-    assert pipe.signals.queued("x") == [] and "repair" not in pipe.jobs("x")
+    assert pipe.signals.queued("x") == [] and "repair" not in pipe.jobs("x") and "repair_signal" not in pipe.jobs("x")
 
 
 def test_a_failing_signal_is_logged_and_counted_never_raised_into_the_next_call(env, caplog) -> None:
@@ -128,6 +128,7 @@ def test_a_failing_signal_is_logged_and_counted_never_raised_into_the_next_call(
         report = pipe.drain("x")  # waits for the failed signal and goes on
     assert report.dead == 0 and pipe.signals.failed == 1
     assert any("repair signal" in r.getMessage() for r in caplog.records)
+    assert pipe.jobs("x")["repair_signal"] == {"failed": 1}  # shown with the job counts, as a dead job is
 
 
 def test_signals_past_the_limit_are_dropped_and_counted(env) -> None:
@@ -138,7 +139,7 @@ def test_signals_past_the_limit_are_dropped_and_counted(env) -> None:
         assert _recall_in_thread(pipe, RecallRequest(project="x", query=QUESTION)).abstained
     assert pipe.signals.dropped == 2 and len(pipe.signals.queued("x")) == 2
     pipe.gate.set()
-    pipe.jobs("x")
+    assert pipe.jobs("x")["repair_signal"] == {"dropped": 2}
     assert pipe.signals.queued("x") == []
 
 
