@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from actors.llm.rules_clause import Finding, cap
+from actors.llm.rules_clause import ESTIMATE, Finding, cap
 from actors.llm.rules_text import PROPOSAL, assistant_ok, is_statement, strip_fillers
 from engine.keys import normalize_belief
 from engine.models import Kind
@@ -40,8 +40,6 @@ _ASKED = re.compile(
 _EVENT = re.compile(r"\b(?:did|happened|went|wrong|broke\w*|fail\w*|error\w*|crash\w*|bug)\b", re.IGNORECASE)
 # A question that asks for advice on a task ("what do we need to change"), not for what holds.
 _ADVICE = re.compile(r"\bneed(?:s)?\s+to\b|\bway\b", re.IGNORECASE)
-# An estimate or a measurement ("~38% of users", "about 2 s"): reasoning about the moment, not a setting.
-_ESTIMATE = re.compile(r"(?:~|≈|\babout\s|\broughly\s|\bapprox(?:imately|\.)?\s|\baround\s)\s*\d", re.IGNORECASE)
 # A value in the question itself ("is it still 4%", "the one on 6543"): the user may be wrong, and the
 # memory would repeat it beside the answer.
 _VALUE_IN_QUESTION = re.compile(r"\d|`|\w/\w|\w\.\w")
@@ -86,7 +84,7 @@ def answered_fact(user_sentences: Sequence[str], reply_sentences: Sequence[str],
     answer = next((s for s in (strip_fillers(r)[0].strip() for r in reply_sentences) if len(s.split()) >= 2), "")
     words = answer.split()
     if not 4 <= len(words) <= MAX_ANSWER_WORDS or answer.endswith("?") or _NO_ANSWER.match(answer) \
-            or _ESTIMATE.search(answer):
+            or ESTIMATE.search(answer):
         return None
     if not is_statement(answer, False) or not assistant_ok(answer) or PROPOSAL.search(answer):
         return None

@@ -136,6 +136,11 @@ NOT_SUBJECTS = frozenset(
     "issue problem crash failure exception typo fix change diff hit hits match matches result results "
     "mention mentions reference references occurrence occurrences one ones".split()
 )
+# An approximate quantity ("~13 h", "≈ 670 a year", "roughly 40 ms") is an estimate or a measurement,
+# not a setting: a clause stating one is reasoning about the project, not a fact to keep.
+ESTIMATE = re.compile(r"(?:~|≈|\babout\s|\broughly\s|\bapprox(?:imately|\.)?\s|\baround\s)\s*\d", _I)
+
+
 EVALUATIVE = frozenset(
     "great good fine done broken failing wrong weird slow fast ok okay working correct right "
     "true false better worse annoying confusing nice cool awesome ready fixed clear possible "

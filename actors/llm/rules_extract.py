@@ -22,7 +22,17 @@ from collections.abc import Callable
 from actors.llm import durable
 from actors.llm.rules_answers import answered_fact
 from actors.llm.rules_choices import REMOVAL, extract_choice, extract_removal, extract_switch
-from actors.llm.rules_clause import EVALUATIVE, EXCLUDED_BEFORE, NOT_SUBJECTS, Clause, Finding, article_free, cap, np_words
+from actors.llm.rules_clause import (
+    ESTIMATE,
+    EVALUATIVE,
+    EXCLUDED_BEFORE,
+    NOT_SUBJECTS,
+    Clause,
+    Finding,
+    article_free,
+    cap,
+    np_words,
+)
 from actors.llm.rules_diffs import diff_findings
 from actors.llm.rules_facts import (
     ENV_NAME,
@@ -112,9 +122,6 @@ def _durable(text: str, speaker: str) -> bool:
     return len(lead.group("body").split()) >= 3 and durable.is_durable(lead.group("body"), speaker)
 
 
-# An approximate quantity ("~13 h", "≈ 670 a year", "roughly 40 ms") is an estimate or a measurement,
-# not a setting: a clause stating one is reasoning about the project, not a fact to keep.
-_ESTIMATE = re.compile(r"(?:~|≈|\babout\s|\broughly\s|\bapprox(?:imately|\.)?\s|\baround\s)\s*\d", _I)
 
 
 # A distinctive value called old, previous or former: "the old 3.38 V cutoff", "the previous `v2` API".
@@ -192,7 +199,7 @@ def _as_said(c: Clause, vouched: bool) -> Finding | None:
         # brindle"): nothing to state, only values to retire. A removal is no statement the
         # durable-clause model has to vouch for.
         return Finding("", "", Kind.FACT, "", retires=old) if old else None
-    if len(words) < 3 or _ESTIMATE.search(text) or not (vouched or _durable(c.text, c.speaker)):
+    if len(words) < 3 or ESTIMATE.search(text) or not (vouched or _durable(c.text, c.speaker)):
         return None
     if len(text.split()) < 3 or (gone and not (vouched or _durable(text, c.speaker))):
         return None
@@ -521,7 +528,7 @@ def _labelled(c: Clause) -> Finding | None:
         return None
     if _COUNTED.match(rest):
         return None  # "Before: 420 ms p95", "Impact: 312 users logged out": a measurement or a count
-    if _ESTIMATE.search(rest) or _PARTICIPLE.search(label[-1]):
+    if ESTIMATE.search(rest) or _PARTICIPLE.search(label[-1]):
         return None  # "Added: ...", "Fixed: ...": a past participle reports an action, not a fact ("Feed:" is a noun)
     belief = normalize_belief(value.group(0).strip("`"))
     # A known tool keeps the key a sentence about it gets ("State: Redux Toolkit" and "we use Redux
