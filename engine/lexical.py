@@ -64,11 +64,12 @@ def tokenize_with_stems(text: str, fold: bool) -> tuple[list[str], list[tuple[st
     out: list[str] = []
     stems: list[tuple[str, str]] = []
     for match in _RAW.finditer(text):
-        head, segments, parts = _word(match.group(0))
+        head, segments, labels, parts = _word(match.group(0))
         out.extend(head)
         for seg in segments:  # each path segment too: "src/payments/stripe_client.py" -> "stripe_client.py"
             if seg not in out:
                 out.append(seg)
+        out.extend(labels)  # counted like the parts: once per word that holds them
         out.extend(parts)
         if fold and (folded := _folded(match.group(0))):
             stems.append((head[0], folded))
@@ -76,26 +77,27 @@ def tokenize_with_stems(text: str, fold: bool) -> tuple[list[str], list[tuple[st
 
 
 @lru_cache(maxsize=1 << 16)
-def _word(matched: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The tokens of one raw word: itself, its path segments (deduplicated by the caller), its parts.
+def _word(matched: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The tokens of one raw word: itself, its path segments (deduplicated by the caller), the labels of a
+    dotted name, its parts.
 
     Words recur across memories, so opening a store tokenizes each distinct word once.
     """
     raw = matched.rstrip(".:-/")
     if not raw:
-        return (), (), ()
+        return (), (), (), ()
     low = raw.lower()
     head = () if low in STOPWORDS else (low,)
     pieces = [p for chunk in _SPLIT.split(raw) if chunk for p in _PARTS.findall(chunk)]
     if len(pieces) > 1 or (pieces and pieces[0].lower() != low):
         segments = tuple(seg for seg in low.split("/") if seg) if "/" in low else ()
         parts = tuple(p.lower() for p in pieces if p.lower() not in STOPWORDS)
-        # The labels of a dotted name that its parts split further ("bucket.s3.us-east-2.example.com"
-        # holds "us-east-2"); dots between digits (versions) join.
-        labels = tuple(label for seg in (segments or (low,)) for label in _DOT.split(seg)
-                       if label and label != seg and label not in parts and label not in STOPWORDS)
-        return head, segments + labels, parts
-    return head, (), ()
+        # The labels of a dotted name that its parts split further ("blobs.eu-north-9.example.org" holds
+        # "eu-north-9"), each once; dots between digits (versions) join.
+        labels = tuple(dict.fromkeys(label for seg in (segments or (low,)) for label in _DOT.split(seg)
+                                     if label and label != seg and label not in parts and label not in STOPWORDS))
+        return head, segments, labels, parts
+    return head, (), (), ()
 
 
 @lru_cache(maxsize=1 << 16)

@@ -245,6 +245,24 @@ def lexically_anchored(item: Shortlisted, r: RetrievalSettings) -> bool:
     return r.lex_anchor > 0 and item.lex >= r.lex_anchor and item.cos >= r.anchor_min_cos
 
 
+# Keys whose value is a person: a reading of who owns a thing (``payments owner``) or holds a role.
+_PERSON_KINDS = frozenset({"owner", "person"})
+
+
+def answers_who(item: Shortlisted, asked: set[str], r: RetrievalSettings, query: str) -> bool:
+    """Whether a question that asks for a person ("who do I ask about the payments code?") is answered by
+    a memory of who owns or holds the thing it names ("Dana owns payments"), whatever its cosine sum.
+
+    The kind of the answer and the thing named are the evidence the embedder misses: the memory's key
+    is of a person (``_PERSON_KINDS``) and one of its other words (inflections folded) is in the query.
+    It must still be loosely about the question (``anchor_min_cos``)."""
+    m = item.memory
+    if not (r.person_anchor and _ASKS_FOR_PERSON.search(query) and key_kind(m.key) in _PERSON_KINDS):
+        return False
+    named = {t for t in tokenize(" ".join(m.key.split()[:-1]), fold=True) if len(t) > 2}
+    return item.cos >= r.anchor_min_cos and bool(named & asked)
+
+
 def _rank(item: Shortlisted, *, now_ms: int, s: Settings, priors: _Priors | None = None) -> tuple[float, float]:
     """The (score, gate) of :func:`score_terms`, without building its model (every candidate is ranked,
     only the chosen few are explained)."""
@@ -364,7 +382,9 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
           and not _about_someone_else(it.memory, query)]
     scored = sorted(((_rank(it, now_ms=now_ms, s=settings, priors=priors), it) for it in ok),
                     key=lambda p: (-p[0][0], p[1].memory.id))
-    passed = [(sg, it) for sg, it in scored if sg[1] >= r.theta or lexically_anchored(it, r)]
+    folded = set(tokenize(query, fold=True))
+    passed = [(sg, it) for sg, it in scored
+              if sg[1] >= r.theta or lexically_anchored(it, r) or answers_who(it, folded, r, query)]
 
     chosen: list[tuple[ScoreTerms, Memory, bool]] = []
     suppressed: list[Suppressed] = []

@@ -97,6 +97,11 @@ class RetrievalSettings(_Section):
     tier_bonus_pinned: float = setting(0.05, "score bonus of a pinned memory", "as tier_bonus_core")
     provisional_below: float = setting(0.5, "confidence below which an injected line is marked provisional",
                                        "even odds: below it, the evidence against outweighs the evidence for")
+    person_anchor: bool = setting(
+        True, "a question asking for a person (who, whom, whose) lets in a memory of who owns or holds the thing it "
+        "names (key kind owner or person, a word of the key in the query) when its cosine is at least anchor_min_cos",
+        "the embedder scores 'who do I ask about X?' against 'Dana owns X' at 0.2-0.3, under theta; the answer's kind "
+        "and the thing named are the evidence. Development histories (issue 11, session 18)")
     slot_recency: bool = setting(
         True, "of two memories that answer a recall with different values of one shape (a port, a version, a time...), "
         "serve only the later one", "a later statement of a value is the current one, whatever words either used")

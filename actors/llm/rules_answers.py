@@ -1,9 +1,9 @@
 """A question the user asked about the project and the reply's first sentence that answers it.
 
-Developers ask the agent what they do not remember ("who owns the billing code?", "where does CI
-run", "what's the lint command") and the reply answers from the code base: "`billing/` is owned by
-Ana in CODEOWNERS". The answer is a fact the next session wants, but the sentence alone is often not
-self-contained ("It's ktlint via the Gradle plugin") and no pattern reads it. The pair is kept as
+Developers ask the agent what they do not remember ("who maintains the tariff tables?", "where do
+the thumbnails get built") and the reply answers from the code base: "`tariffs/` is Halvard's per
+CODEOWNERS". The answer is a fact the next session wants, but the sentence alone is often not
+self-contained ("It's the quillfmt preset in the root config") and no pattern reads it. The pair is kept as
 said, the question first: nothing is rewritten, and a later question worded like the first one finds
 it (the bundled embedder scores two questions about one thing far closer than a question and the
 statement that answers it).
@@ -26,18 +26,20 @@ from engine.models import Kind
 
 __all__ = ["answered_fact"]
 
-# A question about what holds: a wh-word opening a sentence or a clause after a comma, with a subject
-# of two words at least. "what if", "what about", "how come" ask something else; "why" asks for a reason.
-_ASKED = re.compile(
-    r"(?:^|[,;]\s+|\b(?:and|so|also|but)\s+)"
-    r"(?P<q>(?:who|whom|which|what|what's|whats|where|where's|how)\b"
-    r"(?!\s+(?:if|about|else|come|so|hard|many|much|long|big|bad|fast|slow)\b)"
-    r"(?:\s+[^\s?,;]+){2,20})\s*(?:\?|[,;]|$)",
-    re.IGNORECASE,
-)
+# A question about what holds: a wh-word opening the sentence, or opening a clause after a comma or a
+# conjunction when the sentence ends with a question mark (", which is faster" is a relative clause, not a
+# question). Its subject has two words at least. Not asked about what holds: "what if", "what about", "how
+# come", "how so", "who else" (no fact), nor "how many / much / long / big / fast / slow / hard / bad" (a
+# count or a judgement of the moment, read too often from a dashboard or a guess).
+_WH = (r"(?:who|who's|whos|whom|which|what|what's|whats|where|where's|how)\b"
+       r"(?!\s+(?:if|about|else|come|so|hard|many|much|long|big|bad|fast|slow)\b)(?:\s+[^\s?,;]+){2,20}")
+_ASKED = re.compile(rf"^(?P<q>{_WH})\s*(?:\?|[,;]|$)|(?:[,;]\s+|\b(?:and|so|also|but)\s+)(?P<q2>{_WH})\s*\?\s*$",
+                    re.IGNORECASE)
 # A question about an event or a fault, not about what holds: "what happened", "what did you change",
 # "what's wrong with it", "where does it fail".
 _EVENT = re.compile(r"\b(?:did|happened|went|wrong|broke\w*|fail\w*|error\w*|crash\w*|bug)\b", re.IGNORECASE)
+# A pseudo-cleft opens with a wh-word and asks nothing: "what we do is deploy from main".
+_CLEFT = re.compile(r"^(?:what|where|how)\s+(?:we|i|you|they)\s+\w+(?:\s+\w+)?\s+is\b", re.IGNORECASE)
 # A question that asks for advice on a task ("what do we need to change"), not for what holds.
 _ADVICE = re.compile(r"\bneed(?:s)?\s+to\b|\bway\b", re.IGNORECASE)
 # A value in the question itself ("is it still 4%", "the one on 6543"): the user may be wrong, and the
@@ -59,12 +61,12 @@ def _question(user_sentences: Sequence[str]) -> str:
     It must be the last thing the user said, so that the reply opens with its answer, and the
     only question of the turn (with two, which one the reply answers first is not known)."""
     said = [strip_fillers(sentence)[0].strip() for sentence in user_sentences]
-    asked = [(text, found.group("q")) for text in said if (found := _ASKED.search(text))]
+    asked = [(text, found.group("q") or found.group("q2")) for text in said if (found := _ASKED.search(text))]
     others = [text for text in said if text.endswith("?") and not _ASKED.search(text)]
     if len(asked) != 1 or others or asked[0][0] != said[-1]:
         return ""
     text, question = asked[0]
-    if _EVENT.search(question) or _ADVICE.search(question) or _VALUE_IN_QUESTION.search(text) \
+    if _EVENT.search(question) or _ADVICE.search(question) or _CLEFT.match(question) or _VALUE_IN_QUESTION.search(text) \
             or len(text.split()) > MAX_QUESTION_WORDS:
         return ""
     return text
@@ -88,7 +90,7 @@ def answered_fact(user_sentences: Sequence[str], reply_sentences: Sequence[str],
         return None
     if not is_statement(answer, False) or not assistant_ok(answer) or PROPOSAL.search(answer):
         return None
-    value = next(iter(value_shape.finditer(answer)), None)
+    value = value_shape.search(answer)
     if value is None:
         return None
     # The answer first, then what it answers: a memory states what holds, it never asks (issue 13).

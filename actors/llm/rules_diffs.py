@@ -52,7 +52,7 @@ class Hunk:
     path: str
     removed: tuple[str, ...]
     added: tuple[str, ...]
-    parent: str = ""  # the unchanged line just above, when it opens a block ("healthcheck:")
+    parent: str = ""  # the unchanged line its changes belong to ("healthcheck:", "- name: x", "[server]")
 
 
 def _is_diff(info: str, body: str) -> bool:
@@ -84,42 +84,49 @@ def hunks(text: str) -> Iterator[Hunk]:
                 if added:  # a new run starts
                     yield Hunk(path, tuple(removed), tuple(added), parent)
                     removed, added = [], []
+                if not removed:
+                    parent = _enclosing(context, line[1:])
                 removed.append(line[1:])
             elif line.startswith("+"):
+                if not removed and not added:
+                    parent = _enclosing(context, line[1:])
                 added.append(line[1:])
             else:
                 if removed or added:
                     yield Hunk(path, tuple(removed), tuple(added), parent)
                 removed, added = [], []
-                context = [] if line.startswith("@@") else [*context, line]
-                parent = _enclosing(context)
+                if line.startswith("@@"):
+                    context.clear()
+                else:
+                    context.append(line[1:] if line.startswith(" ") else line)
 
 
 # A line that opens what the lines below it belong to: a block ("healthcheck:"), the head of a YAML list
 # item ("- name: zephyr"), a TOML or INI section ("[tool.ruff]").
 _OPENS = re.compile(r"^\s*(?:[^\s#/].*:|-\s+[\w.-]+\s*:\s*\S.*|\[[\w.\" -]+\])\s*$")
 MAX_PARENT_CHARS = 60
+MAX_PARENT_LOOKBACK = 200  # lines: a pasted diff of thousands of context lines stays linear
 
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _enclosing(context: list[str]) -> str:
-    """The line that the next changed line belongs to: the last unchanged line, when it opens a block,
-    or else the nearest line above it, less indented, that opens one (a list item's head, a section)."""
-    if not context or not context[-1].strip():
-        return ""
-    last = context[-1]
-    if last.rstrip().endswith(":") or (_OPENS.match(last) and last.strip().startswith("[")):
-        return last.strip() if len(last.strip()) <= MAX_PARENT_CHARS else ""
-    depth = _indent(last)
-    for line in reversed(context[:-1]):
-        if not line.strip():
+def _enclosing(context: list[str], changed: str) -> str:
+    """The unchanged line above that ``changed`` belongs to: the nearest one less indented that opens a
+    block or a list item, or a section header at any indent. A blank line ends the search, and so does
+    a line as little indented as the changed one that opens nothing (a sibling of the changed line's
+    block). The search looks back ``MAX_PARENT_LOOKBACK`` lines at most."""
+    depth = _indent(changed)
+    for line in reversed(context[-MAX_PARENT_LOOKBACK:]):
+        stripped = line.strip()
+        if not stripped:
             return ""
-        if _indent(line) < depth and _OPENS.match(line):
-            return line.strip() if len(line.strip()) <= MAX_PARENT_CHARS else ""
-        depth = min(depth, _indent(line))
+        opens = _OPENS.match(line) is not None
+        if opens and (_indent(line) < depth or stripped.startswith("[")):
+            return stripped if len(stripped) <= MAX_PARENT_CHARS else ""
+        if _indent(line) < depth:
+            return ""  # a less indented line that opens nothing: the changed line is in no block we can name
     return ""
 
 

@@ -12,7 +12,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from actors.llm.rules_clause import EVALUATIVE, NOT_SUBJECTS, Clause, Finding, article_free, cap, lower_first, np_words
+from actors.llm.rules_clause import NOT_SUBJECTS, Clause, Finding, article_free, cap, lower_first, np_words
 from actors.llm.rules_facts import VERSIONED_NAME
 from actors.llm.rules_text import STOPWORDS, TECH_PATTERN
 from engine.keys import normalize_belief, normalize_key
@@ -315,41 +315,6 @@ def extract_owner(c: Clause) -> Finding | None:
     if not thing or thing.split()[0].lower() in NOT_SUBJECTS | {"them", "him", "her"}:
         return None  # "Dana owns it": no coreference
     return Finding(f"{thing} owner", normalize_belief(who), Kind.FACT, f"{who} owns {what}.")
-
-
-# A role a person holds on the project, said as an identity: "Nadia is the tech lead", "Omar is our
-# QA contact for the app", "the on-call engineer this month is Leon" (clause structure: a person's
-# name, a copula, a definite or possessive role of one to three plain words). A role that points at
-# the moment ("the one who...", "the reviewer on this PR") or an evaluation ("the best") is none.
-_ROLE_WORDS = r"(?P<role>[A-Za-z][a-z-]+(?:\s+[A-Za-z][a-z-]+){0,2}|[A-Z]{2,4}(?:\s+[a-z][a-z-]+){1,2})"
-_ROLE_QUALIFIER = r"(?:\s+(?P<prep>on|for|of)\s+(?P<the>the\s+)?(?P<of>[\w.-]+(?:\s[\w.-]+)?))?"
-_ROLE = (
-    re.compile(rf"^{_PERSON_ANY}\s+is\s+(?:now\s+)?(?:the|our)\s+{_ROLE_WORDS}{_ROLE_QUALIFIER}\s*[.!]?$"),
-    re.compile(rf"^(?i:the|our)\s+{_ROLE_WORDS}{_ROLE_QUALIFIER}\s+is\s+(?:now\s+)?{_PERSON_ANY}\s*[.!]?$"),
-)
-_NOT_ROLES = frozenset("one ones person guy only first last best worst same reason problem issue culprit way "
-                       "thing default plan".split())
-_MOMENT = frozenset("this that today tonight tomorrow yesterday now".split())
-_CALENDAR = re.compile(r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|"
-                       r"august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)", _I)
-
-
-def extract_role(c: Clause) -> Finding | None:
-    """The person who holds a role: keyed by the role, so that a later holder supersedes the earlier one."""
-    for pattern in _ROLE:
-        found = pattern.match(c.text)
-        if found is None:
-            continue
-        who, role, of = found.group("who"), found.group("role"), (found.group("of") or "")
-        words = role.split() + of.lower().split()
-        if (who.split()[0] in NOT_PEOPLE or who.lower() in _NOBODY | STOPWORDS or TECH_PATTERN.fullmatch(who)
-                or VERSIONED_NAME.fullmatch(who) or _CALENDAR.fullmatch(who) or TECH_PATTERN.search(role)
-                or role.split()[-1].lower() in _NOT_ROLES | EVALUATIVE
-                or any(w.lower() in _MOMENT | STOPWORDS for w in role.split()) or _MOMENT & set(words)):
-            return None
-        holds = f"{role} {found.group('prep')} {found.group('the') or ''}{of}" if of else role
-        return Finding(f"{holds} person", normalize_belief(who), Kind.FACT, f"{who} is the {holds}.")
-    return None
 
 
 _WHEN = (

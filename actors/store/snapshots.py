@@ -28,7 +28,8 @@ LEXICAL_FILE = "lexical.npz"
 #: engine's request, with ``vectors.faiss.npz`` beside it (token and ids).
 VECTORS_FILE = "vectors.faiss"
 #: Bumped when the arrays change shape or meaning: an older file is then rebuilt, not misread.
-FORMAT = 2  # 2: the index holds inflection stems too (engine/inflection.py); a format-1 file is rebuilt
+FORMAT = 3  # 2: the index holds inflection stems too (engine/inflection.py); 3: a dotted name adds its labels
+# (engine/lexical.py). An older file is rebuilt.
 
 
 def save_lexical(path: Path, token: str, index: BM25Index) -> None:

@@ -174,9 +174,9 @@ def test_a_removal_of_a_short_plain_word_names_nothing() -> None:
 
 def test_a_removal_reaches_a_value_inside_a_dotted_host_name() -> None:
     table = MemoryTable()
-    run(table, cand("Uploads go to `media-old.s3.eu-west-3.example.net` with signed URLs.", "", "", t=T0, src=["u1"]))
-    run(table, cand("Reports are rendered in eu-west-30.", "", "", t=T0, src=["u2"]))
-    res = run(table, cand("No longer current: eu-west-3.", "", "eu-west-3", t=T0 + DAY, src=["u3"], negated=True))
+    run(table, cand("Uploads go to `thumbs-old.objects.sa-inland-4.example.org` with signed URLs.", "", "", t=T0, src=["u1"]))
+    run(table, cand("Reports are rendered in sa-inland-40.", "", "", t=T0, src=["u2"]))
+    res = run(table, cand("No longer current: sa-inland-4.", "", "sa-inland-4", t=T0 + DAY, src=["u3"], negated=True))
     assert res.outcome == "updated"
-    assert "Uploads go to `media-old.s3.eu-west-3.example.net` with signed URLs." not in servable(table)
-    assert "Reports are rendered in eu-west-30." in servable(table)  # another value that shares a prefix
+    assert "Uploads go to `thumbs-old.objects.sa-inland-4.example.org` with signed URLs." not in servable(table)
+    assert "Reports are rendered in sa-inland-40." in servable(table)  # another value that shares a prefix

@@ -315,3 +315,32 @@ def test_a_later_change_never_hides_a_memory_keyed_by_a_reading_or_one_it_agrees
 ])
 def test_the_shortlists_search_the_query_without_its_projects_name(query: str, project: str, searched: str) -> None:
     assert search_text(query, project) == searched
+
+
+def _ask(query: str, items, s=S):
+    return select(query, items, project="p", settings=s, now_ms=NOW, step=5)
+
+
+def test_a_question_for_a_person_lets_in_the_owner_of_the_thing_it_names() -> None:
+    """The embedder scores "who do I ask about X?" against "Dana owns X" under theta; the kind of the answer
+    (a person) and the thing named let it in. Each negative changes one of the three conditions."""
+    owner = mem("Halvard owns the tariff tables.", "tariff tables owner", "halvard")
+    other = mem("Vesna owns the thumbnail worker.", "thumbnail worker owner", "vesna")
+    port = mem("The tariff service listens on port 7311.", "tariff service port", "7311")
+    asked = "who do I ask about the tariff tables?"
+    # positive: a person is asked for, the key is of a person, a word of its key is in the question
+    assert "Halvard" in _ask(asked, [short(owner, 0.24)]).context
+    # no person asked for
+    assert _ask("what changed in the tariff tables?", [short(owner, 0.24)]).context == ""
+    # a person asked for, but of another thing
+    assert _ask(asked, [short(other, 0.24)]).context == ""
+    # the thing named, but the memory holds no person
+    assert _ask(asked, [short(port, 0.24)]).context == ""
+    # under the cosine a lexical anchor needs too: a coincidence of names
+    assert _ask(asked, [short(owner, 0.10)]).context == ""
+    # inflections fold: "tariff" asked, "tariffs" in the key
+    plural = mem("Halvard owns the tariffs.", "tariffs owner", "halvard")
+    assert "Halvard" in _ask("who looks at tariff changes?", [short(plural, 0.24)]).context
+    # and the setting turns it off
+    off = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"person_anchor": False})})
+    assert _ask(asked, [short(owner, 0.24)], s=off).context == ""

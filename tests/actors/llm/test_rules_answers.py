@@ -26,12 +26,12 @@ def answers(user: str, assistant: str) -> list[str]:
 @pytest.mark.parametrize(
     ("user", "assistant", "value"),
     [
-        ("remind me, who looks after the billing exports",
-         "`exports/billing/` belongs to Mirela Sandu per CODEOWNERS, she wrote the reconciliation job too.", "Mirela"),
+        ("remind me, who maintains the tariff tables?",
+         "`tariffs/` belongs to Halvard Kallio per CODEOWNERS, he wrote the import job too.", "Halvard"),
         ("ok merged. where do the nightly snapshots end up",
          "They are written to `gs://orchard-snap/nightly/` by the `snapshot` cron job.", "gs://orchard-snap/nightly/"),
         ("which formatter does the web app use",
-         "It's Biome, configured in `biome.json` at the repo root.", "Biome"),
+         "It's quillfmt, configured in `quillfmt.json` at the repo root.", "quillfmt"),
     ],
 )
 def test_a_question_and_the_reply_that_answers_it_are_kept_as_said(user: str, assistant: str, value: str) -> None:
@@ -41,35 +41,40 @@ def test_a_question_and_the_reply_that_answers_it_are_kept_as_said(user: str, as
     assert not asks(got[0])  # a memory states what holds: it is no question
 
 
-POSITIVE = ("which formatter does the web app use", "It's Biome, configured in `biome.json` at the repo root.")
+POSITIVE = ("which formatter does the web app use", "It's quillfmt, configured in `quillfmt.json` at the repo root.")
 
 
 @pytest.mark.parametrize(
     ("user", "assistant"),
     [
         # an event or a fault, not what holds
-        ("what happened to the staging deploy", "It's Biome, configured in `biome.json` at the repo root."),
-        ("where does the upload fail", "`uploader.py` line 88 raises before the retry."),
+        ("what happened to the staging deploy", "It's quillfmt, configured in `quillfmt.json` at the repo root."),
+        ("where does the thumbnail step fail", "`thumbs.py` raises before the retry."),
         # advice on a task
         ("what do we need to change for the new domain", "`config/hosts.yml` and the `CNAME` record."),
         ("what's the cleanest way to split the module", "`payments/core` and `payments/adapters`, with one facade."),
         # the question carries a value the user may have wrong
         ("is the cache still on 6380, which port is it", "It listens on `6381` since the move to the new box."),
         # a measurement or an estimate
-        ("how many people still use the old app", "About 12% of weekly actives, from the analytics dashboard."),
+        ("which share of visits ends on the old app", "About 12% of weekly actives, from the analytics dashboard."),
         ("which share of sessions is mobile", "Roughly 40% of sessions come from `ios` and `android`."),
         # the reply declines or points at the screen
         ("who owns the search indexer", "I can't tell from the repo, `CODEOWNERS` has no entry for `indexer/`."),
         ("what's that banner at the top of the page", "That's the `MaintenanceNotice` component from `layout.tsx`."),
         # two questions: which one the reply answers first is not known
-        ("which formatter does the web app use? and who set it up?", "It's Biome, configured in `biome.json`."),
+        ("which formatter does the web app use? and who set it up?", "It's quillfmt, configured in `quillfmt.json`."),
         # the question is not the last thing said, so the reply may answer the request after it
         ("which formatter does the web app use. also please bump the lockfile",
          "Bumped `pnpm-lock.yaml`, `pnpm install` is clean."),
         # a bare instruction answers a how-to question: a command, read by its own reading
         ("how do we build the docs", "Run `git pull` to get the latest sources first."),
+        # a reply that denies before it answers (an assistant-style statement, so only the denial stops it)
+        ("which queue does the mailer use", "No dedicated queue, `mailer` jobs share `default` with the rest."),
+        # a relative clause is no question, and neither is a statement that starts with "what"
+        ("we moved the thumbnails to the new box, which is much faster", "The `thumbs` worker now runs on `box-2`."),
+        ("so what we do is deploy from main every friday", "Deploys go out from `main` by the `ship` job."),
         # the reply opens with no value
-        ("who runs the release train", "Someone from the platform group, it rotates every sprint."),
+        ("who approves the tariff imports", "Someone from the platform group, it changes every sprint."),
     ],
 )
 def test_no_answer_is_kept_for_other_questions_and_replies(user: str, assistant: str) -> None:

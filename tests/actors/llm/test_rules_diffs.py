@@ -43,14 +43,19 @@ def test_each_file_of_a_diff_keeps_its_own_path() -> None:
 
 
 def test_a_field_of_a_list_item_is_read_with_the_item_it_belongs_to() -> None:
-    reply = fenced("--- a/deps.yml\n+++ b/deps.yml\n sources:\n   - name: tilelib\n     remote: upstream\n"
-                   "-    tag: r41\n+    tag: r44\n     path: vendor\n")
-    (f,) = diff_findings(reply)
-    assert (f.belief, f.text) == ("r44", "`tag: r44` (under `- name: tilelib` in deps.yml).")
-    assert "tilelib" in f.key  # the item names the setting: another item's tag is another key
-    # positive control for the boundary: a blank line ends the block, so nothing above it encloses the change
-    (g,) = diff_findings(fenced("--- a/deps.yml\n+++ b/deps.yml\n   - name: tilelib\n\n-tag: r41\n+tag: r44\n"))
+    for between in ("     remote: upstream\n", ""):  # the item's head right above the field, or a line further up
+        reply = fenced(f"--- a/deps.yml\n+++ b/deps.yml\n sources:\n   - name: tilelib\n{between}"
+                       "-    tag: r41\n+    tag: r44\n     path: vendor\n")
+        (f,) = diff_findings(reply)
+        assert (f.belief, f.text) == ("r44", "`tag: r44` (under `- name: tilelib` in deps.yml).")
+        assert "tilelib" in f.key  # the item names the setting: another item's tag is another key
+    # a blank line ends the block: nothing above it encloses the change
+    (g,) = diff_findings(fenced("--- a/deps.yml\n+++ b/deps.yml\n sources:\n   - name: tilelib\n     remote: x\n"
+                                " \n-    tag: r41\n+    tag: r44\n"))
     assert g.text == "`tag: r44` (in deps.yml)."
+    # a section header encloses the keys below it, however many lines above the change it is
+    (h,) = diff_findings(fenced('--- a/r.toml\n+++ b/r.toml\n [spooler]\n host = "0.0.0.0"\n-port = 7311\n+port = 7420\n'))
+    assert h.text == "`port = 7420` (under `[spooler]` in r.toml)."
 
 
 def test_a_list_item_is_read_with_the_block_it_is_in() -> None:
