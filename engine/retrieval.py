@@ -245,19 +245,20 @@ def lexically_anchored(item: Shortlisted, r: RetrievalSettings) -> bool:
     return r.lex_anchor > 0 and item.lex >= r.lex_anchor and item.cos >= r.anchor_min_cos
 
 
-# Keys whose value is a person: a reading of who owns a thing (``payments owner``) or holds a role.
-_PERSON_KINDS = frozenset({"owner", "person"})
+# Keys whose value is a person: a reading of who owns a thing (``payments owner``).
+_PERSON_KINDS = frozenset({"owner"})
 
 
-def answers_who(item: Shortlisted, asked: set[str], r: RetrievalSettings, query: str) -> bool:
-    """Whether a question that asks for a person ("who do I ask about the payments code?") is answered by
+def answers_who(item: Shortlisted, asked: set[str], r: RetrievalSettings) -> bool:
+    """Whether a question that asks for a person ("who maintains the tariff tables?") is answered by
     a memory of who owns or holds the thing it names ("Dana owns payments"), whatever its cosine sum.
 
     The kind of the answer and the thing named are the evidence the embedder misses: the memory's key
     is of a person (``_PERSON_KINDS``) and one of its other words (inflections folded) is in the query.
-    It must still be loosely about the question (``anchor_min_cos``)."""
+    It must still be loosely about the question (``anchor_min_cos``). ``asked``: the folded tokens of a
+    question that asks for a person, empty for any other (:func:`select` reads the query once)."""
     m = item.memory
-    if not (r.person_anchor and _ASKS_FOR_PERSON.search(query) and key_kind(m.key) in _PERSON_KINDS):
+    if not (asked and key_kind(m.key) in _PERSON_KINDS):
         return False
     named = {t for t in tokenize(" ".join(m.key.split()[:-1]), fold=True) if len(t) > 2}
     return item.cos >= r.anchor_min_cos and bool(named & asked)
@@ -382,9 +383,9 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
           and not _about_someone_else(it.memory, query)]
     scored = sorted(((_rank(it, now_ms=now_ms, s=settings, priors=priors), it) for it in ok),
                     key=lambda p: (-p[0][0], p[1].memory.id))
-    folded = set(tokenize(query, fold=True))
+    who = set(tokenize(query, fold=True)) if r.person_anchor and _ASKS_FOR_PERSON.search(query) else set()
     passed = [(sg, it) for sg, it in scored
-              if sg[1] >= r.theta or lexically_anchored(it, r) or answers_who(it, folded, r, query)]
+              if sg[1] >= r.theta or lexically_anchored(it, r) or answers_who(it, who, r)]
 
     chosen: list[tuple[ScoreTerms, Memory, bool]] = []
     suppressed: list[Suppressed] = []

@@ -99,8 +99,8 @@ class RetrievalSettings(_Section):
                                        "even odds: below it, the evidence against outweighs the evidence for")
     person_anchor: bool = setting(
         True, "a question asking for a person (who, whom, whose) lets in a memory of who owns or holds the thing it "
-        "names (key kind owner or person, a word of the key in the query) when its cosine is at least anchor_min_cos",
-        "the embedder scores 'who do I ask about X?' against 'Dana owns X' at 0.2-0.3, under theta; the answer's kind "
+        "names (key kind owner, one of the key's other words in the query) when its cosine is at least anchor_min_cos",
+        "the embedder scores 'who maintains X?' against 'Dana owns X' at 0.2-0.3, under theta; the answer's kind "
         "and the thing named are the evidence. Development histories (issue 11, session 18)")
     slot_recency: bool = setting(
         True, "of two memories that answer a recall with different values of one shape (a port, a version, a time...), "

@@ -36,11 +36,11 @@ _WH = (r"(?:who|who's|whos|whom|which|what|what's|whats|where|where's|how)\b"
 _ASKED = re.compile(rf"^(?P<q>{_WH})\s*(?:\?|[,;]|$)|(?:[,;]\s+|\b(?:and|so|also|but)\s+)(?P<q2>{_WH})\s*\?\s*$",
                     re.IGNORECASE)
 # A question about an event or a fault, not about what holds: "what happened", "what did you change",
-# "what's wrong with it", "where does it fail".
+# "what's wrong with it", "where does the import crash".
 _EVENT = re.compile(r"\b(?:did|happened|went|wrong|broke\w*|fail\w*|error\w*|crash\w*|bug)\b", re.IGNORECASE)
 # A pseudo-cleft opens with a wh-word and asks nothing: "what we do is deploy from main".
 _CLEFT = re.compile(r"^(?:what|where|how)\s+(?:we|i|you|they)\s+\w+(?:\s+\w+)?\s+is\b", re.IGNORECASE)
-# A question that asks for advice on a task ("what do we need to change"), not for what holds.
+# A question that asks for advice on a task ("which files need to move for the rename"), not for what holds.
 _ADVICE = re.compile(r"\bneed(?:s)?\s+to\b|\bway\b", re.IGNORECASE)
 # A value in the question itself ("is it still 4%", "the one on 6543"): the user may be wrong, and the
 # memory would repeat it beside the answer.
