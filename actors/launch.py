@@ -585,7 +585,10 @@ class Runtime:
             return out
 
     def shutdown(self) -> None:
-        """Close every store and stop the actors (Ray itself is left to its owner)."""
+        """Close every store and stop the actors (Ray itself is left to its owner). A second call does
+        nothing: the actors are gone, and a call to one would only wait for Ray to give up on it."""
+        if self.closed:
+            return
         self.closed = True
         self.signals.close()
         closable: list[EngineClient | LogClient] = [*self._engines.values(), *self._logs.values(), self.global_engine]

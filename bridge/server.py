@@ -110,6 +110,8 @@ class Worker(threading.Thread):
         self.stopping = False
         self.lock = threading.Lock()
         self._last_sweep = time.monotonic()
+        self.in_batch = False  # a batch of jobs is being done right now
+        self.last_work = time.monotonic()  # when a batch last did something
 
     def wake(self, project: str) -> None:
         with self.lock:
@@ -144,6 +146,8 @@ class Worker(threading.Thread):
                     while not self.stopping:
                         waited = wait_while(self.foreground_busy, self.YIELD_MAX_S)
                         busy = waited >= self.YIELD_MAX_S
+                        with self.lock:
+                            self.in_batch = True
                         done, failed = self.pipe.pump(project, batch=self.BUSY_BATCH if busy else None)
                         judged = self.pipe.adjudicate(project, n=self.BUSY_BATCH if busy else 32,
                                                       pause=lambda: wait_while(self.foreground_busy, self.YIELD_MAX_S))
@@ -152,9 +156,12 @@ class Worker(threading.Thread):
                         if done == failed == judged == 0:
                             break
                         with self.lock:
-                            self.hot[project] = time.monotonic()
+                            self.hot[project] = self.last_work = time.monotonic()
                 except Exception:  # keep serving; the job stays leased and is retried after its lease
                     log.exception("worker: project %s", project)
+                finally:
+                    with self.lock:
+                        self.in_batch = False
 
 
 class BridgeServer:
@@ -225,10 +232,15 @@ class BridgeServer:
         self.last_request = time.monotonic()
 
     def idle_s(self) -> float:
-        """Seconds without a request and without background work (0 while a project is hot)."""
+        """Seconds without a request and without background work (0 while a batch of jobs is being done).
+
+        A project stays *hot* (polled every second) for a while after its last work, but polling finds
+        nothing to do then: only work done, or being done, keeps the sidecar from being idle."""
         with self.worker.lock:
-            busy = bool(self.worker.hot)
-        return 0.0 if busy else time.monotonic() - self.last_request
+            if self.worker.in_batch:
+                return 0.0
+            last = max(self.last_request, self.worker.last_work)
+        return time.monotonic() - last
 
     async def stop(self) -> None:
         self.worker.stopping = True

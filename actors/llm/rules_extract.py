@@ -198,7 +198,8 @@ def _as_said(c: Clause, vouched: bool) -> Finding | None:
         # brindle"): nothing to state, only values to retire. A removal is no statement the
         # durable-clause model has to vouch for.
         return Finding("", "", Kind.FACT, "", retires=old) if old else None
-    if len(words) < 3 or ESTIMATE.search(text) or not (vouched or _durable(c.text, c.speaker)):
+    if len(words) < 3 or ESTIMATE.search(text) or _POINTS_BACK.match(text) \
+            or not (vouched or _durable(c.text, c.speaker)):
         return None
     if len(text.split()) < 3 or (gone and not (vouched or _durable(text, c.speaker))):
         return None
@@ -210,6 +211,14 @@ def _as_said(c: Clause, vouched: bool) -> Finding | None:
     if value and not belief:
         belief = normalize_belief(value.group(0).strip("`"))
     return Finding(key, belief, Kind.FACT, cap(text) + ".", weight=-0.1, retires=old)
+
+
+# A clause whose subject is a pronoun that points back ("That's the launcher from X", "It now runs
+# on 9090", "They were moved to /srv"): what it is about is in another sentence, so the clause alone
+# is no self-contained memory. "This project", "that file" (a determiner before a noun) still name it.
+_POINTS_BACK = re.compile(
+    r"^(?:it|that|this|these|those|they|he|she)(?:'s|’s|'re|’re|\s+(?:is|are|was|were|will|would|should|can|could|"
+    r"does|did|do|has|have|had|must|might|may|now|also|still|just|only|then|all)\b)", _I)
 
 
 # A clause that ends in a present copula and one word: "the cache in front of the Wagtail site is
@@ -307,13 +316,18 @@ _COPULA = re.compile(r"\b(?:is|are|was|were)\b", _I)
 def without_asides(text: str) -> str:
     """The clause without its parenthesised asides of four words or more, or with a copula of their
     own ("(7445 is the legacy relay)" says something of another value); an aside left open at the end of
-    the clause (the sentence was cut inside it) is an aside too."""
+    the clause (the sentence was cut inside it) is an aside too. A closing contrast in the past tense
+    ("..., whereas the old pool was 40") tells how things were, not how they are, and is cut too."""
     def cut(m: re.Match[str]) -> str:
         inner = m.group(0).strip(" ()")
         return "" if len(inner.split()) >= 4 or _COPULA.search(inner) else m.group(0)
 
-    out = _ASIDE.sub(cut, text)
+    out = _PAST_CONTRAST.sub("", _ASIDE.sub(cut, text))
     return re.sub(r"\s{2,}", " ", out).strip(" ,;")
+
+
+# A contrast clause whose own verb is in the past: "while/whereas/where before <subject> was|were|used to ...".
+_PAST_CONTRAST = re.compile(r",?\s+\b(?:while|whereas|where|but)\s+(?:\S+\s+){1,5}?(?:was|were|used to|had been)\b.*$", _I)
 
 
 # A part of a clause that says its subject is no longer there: "#old-builds got archived",

@@ -672,8 +672,10 @@ def extract_kv(c: Clause) -> Finding | None:
     # with a number or is shaped like an identifier (a path, a dotted or snake name), a comma ends it
     if re.match(r"\d|[\w-]*[/._:@][\w./:@-]*,", value):
         value = value.split(", ", 1)[0]
-    # "4.1 because the runners still have it": a reason is no part of the value
-    value = re.split(r"\s+(?=(?:because|since|so that|as long as|so (?:a|an|the|that|it|we|you|they|there|this)\b)\s)",
+    # "4.1 because the runners still have it": a reason is no part of the value, nor is a contrast ("UTC
+    # while the old ones were ...")
+    value = re.split(r"\s+(?=(?:because|since|so that|as long as|while|whereas|although|though|"
+                     r"so (?:a|an|the|that|it|we|you|they|there|this)\b)\s)",
                      value, maxsplit=1)[0]
     subject = lower_first(article_free(subject))
     words = subject.lower().split()

@@ -256,14 +256,19 @@ NOT_PEOPLE = frozenset("We I It This That The You They He She There Our My".spli
 # owner: P", "anything in X needs a review from P". The thing is the noun phrase, cut at the
 # first verb or preposition; the person a capitalised name.
 _PERSON_ANY = r"(?P<who>@[\w-]+|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)"
+# After "owner of X is", a name typed in lower case counts only as the clause's last word or
+# before a time adverbial: a lower-case word with more after it ("is unclear right now") is a
+# description, not a person.
+_PERSON_ENDING = (r"(?P<who>@[\w-]+|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[a-z]{3,12}(?=\s*(?:[.,;:!?()]|$)|"
+                  r"\s+(?:now|today|yesterday|last|this|next|since|from|as of|starting|effective)\b))")
 _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(_PERSON_ANY + r"\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
                r"is the maintainer of|leads|takes care of|took over|has taken over|takes over|inherited|"
                r"reviews everything in|signs off on)\s+(?P<what>.+)$"),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+" + _PERSON_ANY),
-    re.compile(r"\b(?:owner|maintainer)\s+of\s+(?P<what>.+?)\s+(?:is|=|:)\s+(?:now\s+)?" + _PERSON_ANY, _I),
-    re.compile(r"\bownership\s+of\s+(?P<what>.+?)\s+(?:has\s+)?(?:passed|went|moved|was handed|was transferred|"
-               r"transferred|goes|is going)\s+(?:over\s+)?to\s+" + _PERSON_ANY, _I),
+    re.compile(r"\b(?i:owner|maintainer)\s+of\s+(?P<what>.+?)\s+(?:is|=|:)\s+(?:now\s+)?" + _PERSON_ENDING),
+    re.compile(r"\b(?i:ownership)\s+of\s+(?P<what>.+?)\s+(?:has\s+)?(?:passed|went|moved|was handed|was transferred|"
+               r"transferred|goes|is going)\s+(?:over\s+)?to\s+" + _PERSON_ENDING),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:has|got)\s+a\s+new\s+(?:owner|maintainer)\s*:?\s+"
                + _PERSON_ANY),
     # "billing is Rosa's area", "the exporter is @dkim's responsibility"
@@ -279,7 +284,9 @@ _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
 # start a clause ("nginx handles TLS", "everyone owns the wiki") do not pair with a thing they own.
 _LOWER_OWNER = re.compile(r"^(?:[^:`]{1,60}:\s+)?(?P<who>[a-z]{3,12})\s+(?:now\s+)?(?:owns|takes over|took over|"
                           r"has taken over|is responsible for|is in charge of)\s+(?P<what>.+)$")
-_NOBODY = frozenset("everyone everybody someone somebody nobody anyone anybody each whoever none all".split())
+# Words that say a thing has nobody (or nobody yet) rather than naming someone.
+_NOBODY = frozenset("everyone everybody someone somebody nobody anyone anybody each whoever none all "
+                    "unclear unknown undecided unassigned vacant open tbd tba pending".split())
 
 
 def extract_owner(c: Clause) -> Finding | None:

@@ -46,6 +46,23 @@ def test_in_process_services_build_their_client_from_settings_or_take_a_test_cli
         rt.shutdown()
 
 
+def test_a_second_shutdown_calls_no_actor(tmp_path: Path) -> None:
+    """On Ray a call to a stopped actor waits for Ray to give up on it; a second shutdown (a test's own
+    and its fixture's) must not make any."""
+    rt = Runtime(tmp_path, settings(), use_ray=False)
+    calls: list[str] = []
+
+    class Recording:
+        def close(self) -> None:
+            calls.append("close")
+
+    rt.global_engine = Recording()  # type: ignore[assignment]
+    rt.shutdown()
+    assert calls == ["close"]  # positive control: the first shutdown closes it
+    rt.shutdown()
+    assert calls == ["close"]
+
+
 def _hash_settings(nice: int) -> Settings:
     base = Settings()
     return base.model_copy(update={"embedder": EmbedderSettings(name="hash"),

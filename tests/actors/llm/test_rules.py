@@ -806,6 +806,31 @@ def test_ownership_in_any_wording_gives_the_owner_key(said: str) -> None:
 
 def test_a_pronoun_is_no_owner() -> None:
     assert [c for c in extract("it belongs to Noor") if c.key.endswith("owner")] == []
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "the maintainer of the payments gateway is unclear right now",
+        "the maintainer of the payments gateway is unknown.",
+        "ownership of the payments gateway is going to whoever has time",
+    ],
+)
+def test_a_description_after_owner_of_is_no_person(said: str) -> None:
+    assert [c for c in extract(said) if c.key.endswith("owner")] == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "the maintainer of the payments gateway is noor",
+        "ownership of the payments gateway went to noor last week",
+        "maintainer of the payments gateway is Noor from today",
+    ],
+)
+def test_a_name_in_lower_case_after_owner_of_is_still_a_person(said: str) -> None:
+    found = only(said)
+    assert (found.key, found.belief) == ("payments gateway owner", "noor")
+
     assert only("the payments gateway belongs to Noor").key == "payments gateway owner"
 
 

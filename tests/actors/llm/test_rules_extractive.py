@@ -394,3 +394,33 @@ def test_any_verb_of_placing_says_where_a_thing_lives(said: str, key: str, value
 
 def test_a_thing_landing_somewhere_without_a_path_is_no_location() -> None:
     assert extract("the fix lands in prod tomorrow") == []
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("the build hosts are UTC+1 while the retired builders were UTC", "the build hosts are UTC+1"),
+        ("the pool size is 24, whereas the old pool was 40 before March", "the pool size is 24"),
+    ],
+)
+def test_a_contrast_in_the_past_tense_is_no_part_of_the_statement(said: str, kept: str) -> None:
+    assert without_asides(said) == kept
+    assert without_asides(kept) == kept  # positive control: a statement with no contrast is left alone
+
+
+@pytest.mark.parametrize("said", ["That's the `pager_widget` overlay from `HomeScaffold`.",
+                                  "It is mounted at /srv/cache on the worker boxes.",
+                                  "They were moved to the eu-2 bucket last sprint."])
+def test_a_clause_whose_subject_points_back_is_no_memory(said: str) -> None:
+    assert extract(said, profile="extractive") == []
+
+
+def test_a_determiner_before_a_noun_still_names_the_subject() -> None:
+    found = extract("This service is mounted at /srv/cache on the worker boxes.", profile="extractive")
+    assert any("/srv/cache" in text for text, _, _ in found)
+
+
+def test_a_contrast_is_no_part_of_a_read_value() -> None:
+    found = extract("the deploy region is eu-central-2 whereas the old region was us-west-1")
+    assert ("eu-central-2" in {belief for _, _, belief in found}
+            and not any("us-west-1" in text for text, _, _ in found))
