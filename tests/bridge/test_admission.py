@@ -335,3 +335,42 @@ def test_the_sidecar_keeps_its_thread_pool_between_requests(tmp_path: Path) -> N
     finally:
         loop.run_until_complete(server.stop())
         loop.close()
+
+
+def test_the_sidecar_is_idle_after_its_last_work_not_after_a_project_cools(tmp_path: Path) -> None:
+    """A project stays hot (polled every second) for a minute after its last work, but polling that finds
+    nothing is no activity: idle time counts from the last request or the last batch that did something."""
+    import urllib.request
+
+    from bridge.server import BridgeServer
+
+    settings = Settings().model_copy(update={"embedder": EmbedderSettings(name="hash")})
+    server = BridgeServer(str(tmp_path), settings, port=0, use_ray=False)
+    loop = asyncio.new_event_loop()
+    url = loop.run_until_complete(server.start())
+    try:
+        token = (tmp_path / TOKEN_FILE).read_text().strip()
+        body = b'{"project": "p", "session": "s", "user": "the API listens on port 9090", "assistant": "ok"}'
+        req = urllib.request.Request(url + "/v1/observe", data=body, method="POST",
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=WAIT_S) as r:
+            assert r.status == 200
+        deadline = time.monotonic() + WAIT_S
+        while not server.pipe.memories("p") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.pipe.memories("p")  # the turn's work is done
+        server.worker.stopping = True  # no more polls from here on: nothing races the reads below
+        server.worker.event.set()
+        server.worker.join(WAIT_S)
+        time.sleep(0.3)
+        with server.worker.lock:
+            assert server.worker.hot  # the project is still hot (polled) ...
+        assert server.idle_s() >= 0.3  # ... yet the sidecar is idle
+        with server.worker.lock:
+            server.worker.in_batch = True
+        assert server.idle_s() == 0.0  # positive control: a batch being done is activity
+        with server.worker.lock:
+            server.worker.in_batch = False
+    finally:
+        loop.run_until_complete(server.stop())
+        loop.close()
