@@ -78,7 +78,17 @@ def purposes_in(text: str, command: bool = False) -> list[str]:
     return found
 
 
+# Shapes that no shell line has: a flag or comment first (`--port 6380`, `-- +goose ...`, `//go:build x`,
+# `# note`), a mapping line (`go-version-file: go.mod`), or one file name of a data or text format
+# (`Cargo.lock`, `docker-compose.dev.yml`): a fragment quoted from a file, not a command.
+_NOT_A_SHELL_LINE = re.compile(
+    r"^(?:-|//|#|[\w.-]+:\s)"
+    r"|^[\w./-]+\.(?:ya?ml|json|toml|lock|md|txt|cfg|ini|env|xml|csv|conf|properties|gradle|kts)$", _I)
+
+
 def _command_finding(command: str, purpose: str) -> Finding | None:
+    if _NOT_A_SHELL_LINE.search(command):
+        return None
     if command.lower().startswith("git ") and purpose not in {"deploy", "release"}:
         return None  # a version-control operation, not how the project is built or tested
     if purpose == "test" and _NARROWED.search(f" {command.partition(' ')[2]} "):  # the program may be a path

@@ -1113,3 +1113,19 @@ def test_a_move_of_the_stores_own_kind_is_a_change_of_that_choice(before: str, a
     assert only(after).key == only(before).key
     # positive control: a stored thing that is not the store's kind keeps its storage key
     assert only("user sessions moved to NATS").key == "session storage"
+
+
+@pytest.mark.parametrize("said", [
+    "to start the dev server run `--watch 7311`",
+    "to build the firmware use `-p always`",
+    "CI runs `node-version-file: .nvmrc`",
+    "for local dev run `compose.local.yaml`",
+    "to migrate the database run `// +migrate Up`",
+])
+def test_a_fragment_quoted_from_a_file_is_no_command(said: str) -> None:
+    assert [c for c in extract(said) if c.key.endswith("command")] == []
+
+
+def test_a_shell_line_is_still_a_command() -> None:
+    found = [c for c in extract("to build the firmware run `./scripts/fw.sh release`") if c.key.endswith("command")]
+    assert [c.key for c in found] == ["build command"]
