@@ -146,7 +146,9 @@ class Worker(threading.Thread):
                     while not self.stopping:
                         waited = wait_while(self.foreground_busy, self.YIELD_MAX_S)
                         busy = waited >= self.YIELD_MAX_S
-                        with self.lock:
+                        with self.lock:  # decided with the idle check (``BridgeServer.stop_if_idle``)
+                            if self.stopping:
+                                break
                             self.in_batch = True
                         done, failed = self.pipe.pump(project, batch=self.BUSY_BATCH if busy else None)
                         judged = self.pipe.adjudicate(project, n=self.BUSY_BATCH if busy else 32,
@@ -237,10 +239,21 @@ class BridgeServer:
         A project stays *hot* (polled every second) for a while after its last work, but polling finds
         nothing to do then: only work done, or being done, keeps the sidecar from being idle."""
         with self.worker.lock:
-            if self.worker.in_batch:
-                return 0.0
-            last = max(self.last_request, self.worker.last_work)
-        return time.monotonic() - last
+            return self._idle_locked()
+
+    def _idle_locked(self) -> float:
+        if self.worker.in_batch:
+            return 0.0
+        return time.monotonic() - max(self.last_request, self.worker.last_work)
+
+    def stop_if_idle(self, limit_s: float) -> bool:
+        """Whether the sidecar has been idle for ``limit_s``; if so, the worker starts no other batch (decided
+        under the worker's lock, so no batch can start between the check and the stop)."""
+        with self.worker.lock:
+            if self._idle_locked() < limit_s:
+                return False
+            self.worker.stopping = True
+            return True
 
     async def stop(self) -> None:
         self.worker.stopping = True
@@ -373,7 +386,7 @@ def serve(data_dir: Path, settings: Settings, host: str = "127.0.0.1", port: int
         while not stop.wait(0.5):
             if idle_limit_s > 0 and time.monotonic() >= next_check:
                 next_check = time.monotonic() + IDLE_CHECK_S
-                if float(ray.get(actor.idle_s.remote(), timeout=30)) >= idle_limit_s:
+                if ray.get(actor.stop_if_idle.remote(idle_limit_s), timeout=30):
                     print(f"dynmem sidecar: idle for {settings.runtime.idle_stop_min:g} min; stopping", flush=True)
                     break
     finally:

@@ -198,7 +198,7 @@ def _as_said(c: Clause, vouched: bool) -> Finding | None:
         # brindle"): nothing to state, only values to retire. A removal is no statement the
         # durable-clause model has to vouch for.
         return Finding("", "", Kind.FACT, "", retires=old) if old else None
-    if len(words) < 3 or ESTIMATE.search(text) or _POINTS_BACK.match(text) \
+    if len(words) < 3 or ESTIMATE.search(text) or (not vouched and _POINTS_BACK.match(text)) \
             or not (vouched or _durable(c.text, c.speaker)):
         return None
     if len(text.split()) < 3 or (gone and not (vouched or _durable(text, c.speaker))):
@@ -217,8 +217,8 @@ def _as_said(c: Clause, vouched: bool) -> Finding | None:
 # on 9090", "They were moved to /srv"): what it is about is in another sentence, so the clause alone
 # is no self-contained memory. "This project", "that file" (a determiner before a noun) still name it.
 _POINTS_BACK = re.compile(
-    r"^(?:it|that|this|these|those|they|he|she)(?:'s|’s|'re|’re|\s+(?:is|are|was|were|will|would|should|can|could|"
-    r"does|did|do|has|have|had|must|might|may|now|also|still|just|only|then|all)\b)", _I)
+    r"^(?:[Ii]t|[Tt]hat|[Tt]his|[Tt]hese|[Tt]hose|[Tt]hey|[Hh]e|[Ss]he)(?:['’](?:s|re|ll|ve|d)\b|\s+(?:is|are|was|"
+    r"were|will|would|should|can|could|does|did|do|has|have|had|must|might|may|now|also|still|just|only|then|all)\b)")
 
 
 # A clause that ends in a present copula and one word: "the cache in front of the Wagtail site is

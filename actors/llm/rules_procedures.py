@@ -121,6 +121,8 @@ def extract_command(c: Clause) -> Finding | None:
     previous_end = 0
     for i, span in enumerate(spans):
         command = span.group(1).strip()
+        if _NOT_A_SHELL_LINE.search(command):
+            continue  # a fragment quoted from a file: the next span may be the command, with the same lead
         lead = c.text[previous_end : span.start()]
         previous_end = span.end()
         if _REPLACED_BEFORE.search(c.text[: span.start()]):
@@ -269,16 +271,17 @@ _PERSON_ANY = r"(?P<who>@[\w-]+|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)"
 # After "owner of X is", a name typed in lower case counts only as the clause's last word or
 # before a time adverbial: a lower-case word with more after it ("is unclear right now") is a
 # description, not a person.
-_PERSON_ENDING = (r"(?P<who>@[\w-]+|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[a-z]{3,12}(?=\s*(?:[.,;:!?()]|$)|"
-                  r"\s+(?:now|today|yesterday|last|this|next|since|from|as of|starting|effective)\b))")
+_PERSON_ENDING = (r"(?P<who>@[\w-]+|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)?(?![\w'])|[a-z]{3,12}(?=\s*(?:[.,;:!?()]|$)|"
+                  r"\s+(?:now|today|yesterday|last|this|next|since|from|as of|starting|effective|for|in|on|until|"
+                  r"after|and|who|but)\b))")
 _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(_PERSON_ANY + r"\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
                r"is the maintainer of|leads|takes care of|took over|has taken over|takes over|inherited|"
                r"reviews everything in|signs off on)\s+(?P<what>.+)$"),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+" + _PERSON_ANY),
-    re.compile(r"\b(?i:owner|maintainer)\s+of\s+(?P<what>.+?)\s+(?:is|=|:)\s+(?:now\s+)?" + _PERSON_ENDING),
-    re.compile(r"\b(?i:ownership)\s+of\s+(?P<what>.+?)\s+(?:has\s+)?(?:passed|went|moved|was handed|was transferred|"
-               r"transferred|goes|is going)\s+(?:over\s+)?to\s+" + _PERSON_ENDING),
+    re.compile(r"\b(?i:(?:owner|maintainer)\s+of)\s+(?P<what>.+?)(?i:\s+(?:is|=|:)\s+(?:now\s+)?)" + _PERSON_ENDING),
+    re.compile(r"\b(?i:ownership\s+of)\s+(?P<what>.+?)(?i:\s+(?:has\s+)?(?:passed|went|moved|was handed|was transferred|"
+               r"transferred|goes|is going)\s+(?:over\s+)?to\s+)" + _PERSON_ENDING),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:has|got)\s+a\s+new\s+(?:owner|maintainer)\s*:?\s+"
                + _PERSON_ANY),
     # "billing is Rosa's area", "the exporter is @dkim's responsibility"
@@ -296,7 +299,8 @@ _LOWER_OWNER = re.compile(r"^(?:[^:`]{1,60}:\s+)?(?P<who>[a-z]{3,12})\s+(?:now\s
                           r"has taken over|is responsible for|is in charge of)\s+(?P<what>.+)$")
 # Words that say a thing has nobody (or nobody yet) rather than naming someone.
 _NOBODY = frozenset("everyone everybody someone somebody nobody anyone anybody each whoever none all "
-                    "unclear unknown undecided unassigned vacant open tbd tba pending".split())
+                    "unclear unknown undecided unassigned vacant open tbd tba pending shared rotating "
+                    "him her them me us".split())
 
 
 def extract_owner(c: Clause) -> Finding | None:

@@ -362,10 +362,14 @@ def test_the_sidecar_is_idle_after_its_last_work_not_after_a_project_cools(tmp_p
         server.worker.stopping = True  # no more polls from here on: nothing races the reads below
         server.worker.event.set()
         server.worker.join(WAIT_S)
+        assert not server.worker.is_alive()
+        assert server.worker.last_work > server.last_request  # the turn's batch ran after the request
         time.sleep(0.3)
         with server.worker.lock:
             assert server.worker.hot  # the project is still hot (polled) ...
         assert server.idle_s() >= 0.3  # ... yet the sidecar is idle
+        server.worker.last_work = time.monotonic()
+        assert server.idle_s() < 0.3  # positive control: work just done is activity, with no request
         with server.worker.lock:
             server.worker.in_batch = True
         assert server.idle_s() == 0.0  # positive control: a batch being done is activity

@@ -20,8 +20,9 @@ neither ``dynmem`` on PATH nor ``DYNMEM_BIN`` nor the sidecar's ``DYNMEM_HOME``)
    and prints one "memory is off" notice.
 At the end the sidecar is stopped and no process of this test is left (Ray included).
 The whole scenario runs with the sidecar on the offline rules client; with the openai client (a
-second fake server answering dynmem's prompts) it runs the memory path, sessions 1, 2, 3 and 4:
-the rest is the plugin's own behaviour, which does not depend on the sidecar's model client.
+second fake server answering dynmem's prompts) it runs the memory path, sessions 1 to 4 and the
+quoted question: the tool overhead and sessions 5 to 7 are the plugin's own behaviour, which does
+not depend on the sidecar's model client.
 
 opencode-ai is installed once with npm into ``.cache/opencode-npm/`` (reused afterwards).
 Facts about driving opencode: ../shared/OPENCODE.md.
@@ -421,12 +422,12 @@ def test_memory_flows_through_real_opencode(stack: tuple[FakeOpenAI, dict[str, s
     assert sum(x in str(block) for x in ("9090", "pnpm", "main")) == 3, block  # three memories injected
     assert after["tools"] == 2 and after["tool_tokens"] <= 150, after
     assert after["total_tokens"] <= 250, after
-    # What follows up to session 3 and from session 5 on is the plugin's own behaviour, the same whichever
-    # model client the sidecar has: the openai variant checks the memory path (sessions 1-4) only.
+    # The tool overhead and sessions 5-7 are the plugin's own behaviour, the same whichever model client
+    # the sidecar has: the openai variant checks the memory path (sessions 1-4 and the quoted question).
     plugin_checks = env.get("DYNMEM_MODEL_CLIENT") != "openai"
     if plugin_checks:
         check_tool_overhead(fake, project, oc_env, question, after)
-        check_a_quoted_question_stores_nothing(project, oc_env, sidecar)
+    check_a_quoted_question_stores_nothing(project, oc_env, sidecar)  # what the sidecar's client stores
 
     # session 3: the fact changes
     run_opencode(project, oc_env, "we moved the API to port 7070.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from actors.llm.rules import RulesClient
@@ -806,32 +808,36 @@ def test_ownership_in_any_wording_gives_the_owner_key(said: str) -> None:
 
 def test_a_pronoun_is_no_owner() -> None:
     assert [c for c in extract("it belongs to Noor") if c.key.endswith("owner")] == []
+    assert only("the payments gateway belongs to Noor").key == "payments gateway owner"
+
 
 @pytest.mark.parametrize(
     "said",
     [
         "the maintainer of the payments gateway is unclear right now",
         "the maintainer of the payments gateway is unknown.",
-        "ownership of the payments gateway is going to whoever has time",
+        "the maintainer of the payments gateway is shared",
+        "ownership of the payments gateway passed to him today",
     ],
 )
 def test_a_description_after_owner_of_is_no_person(said: str) -> None:
     assert [c for c in extract(said) if c.key.endswith("owner")] == []
+    assert only("the maintainer of the payments gateway is noor").belief == "noor"  # positive control
 
 
 @pytest.mark.parametrize(
-    "said",
+    ("said", "who"),
     [
-        "the maintainer of the payments gateway is noor",
-        "ownership of the payments gateway went to noor last week",
-        "maintainer of the payments gateway is Noor from today",
+        ("the maintainer of the payments gateway is noor", "noor"),
+        ("ownership of the payments gateway went to noor last week", "noor"),
+        ("maintainer of the payments gateway is Noor from today", "noor"),
+        ("the maintainer of the payments gateway is noor for now", "noor"),
+        ("the Maintainer of the payments gateway Is DeLancey", "delancey"),
     ],
 )
-def test_a_name_in_lower_case_after_owner_of_is_still_a_person(said: str) -> None:
+def test_a_name_after_owner_of_is_still_a_person(said: str, who: str) -> None:
     found = only(said)
-    assert (found.key, found.belief) == ("payments gateway owner", "noor")
-
-    assert only("the payments gateway belongs to Noor").key == "payments gateway owner"
+    assert (found.key, found.belief) == ("payments gateway owner", who)
 
 
 @pytest.mark.parametrize(
@@ -1119,13 +1125,17 @@ def test_a_move_of_the_stores_own_kind_is_a_change_of_that_choice(before: str, a
     "to start the dev server run `--watch 7311`",
     "to build the firmware use `-p always`",
     "CI runs `node-version-file: .nvmrc`",
-    "for local dev run `compose.local.yaml`",
+    "to run the tests use `pytest.ini`",
     "to migrate the database run `// +migrate Up`",
 ])
 def test_a_fragment_quoted_from_a_file_is_no_command(said: str) -> None:
     assert [c for c in extract(said) if c.key.endswith("command")] == []
+    # positive control: the same clause with a shell line in the backticks
+    shell = re.sub(r"`[^`]*`", "`./scripts/task.sh all`", said)
+    assert [c.belief for c in extract(shell) if c.key.endswith("command")] == ["/scripts/task.sh all"]
 
 
-def test_a_shell_line_is_still_a_command() -> None:
-    found = [c for c in extract("to build the firmware run `./scripts/fw.sh release`") if c.key.endswith("command")]
-    assert [c.key for c in found] == ["build command"]
+def test_a_fragment_does_not_hide_the_command_after_it() -> None:
+    found = [c for c in extract("to build the firmware pass `-p always`, or run `./scripts/fw.sh all`")
+             if c.key.endswith("command")]
+    assert [(c.key, c.belief) for c in found] == [("build command", "/scripts/fw.sh all")]
