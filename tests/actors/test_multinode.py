@@ -22,6 +22,7 @@ CHECKS = {"one_node", "placement", "three_nodes_equal_one_node", "node_removed_m
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # three raylets on two cores: beside other tests, the workers may join after placement
 def test_three_node_cluster_placement_exactness_node_loss_and_address(tmp_path: Path) -> None:
     # The CLI subprocess of the last check imports this checkout first, as the test itself does.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
