@@ -326,8 +326,9 @@ def without_asides(text: str) -> str:
     return re.sub(r"\s{2,}", " ", out).strip(" ,;")
 
 
-# A contrast clause whose own verb is in the past: "while/whereas/where before <subject> was|were|used to ...".
-_PAST_CONTRAST = re.compile(r",?\s+\b(?:while|whereas|where|but)\s+(?:\S+\s+){1,5}?(?:was|were|used to|had been)\b.*$", _I)
+# A contrast clause whose own verb is in the past: "while / whereas <subject> was|were|used to ...". Not "but":
+# "..., but the session store was migrated to X" states what holds now.
+_PAST_CONTRAST = re.compile(r",?\s+\b(?:while|whereas)\s+(?:\S+\s+){1,5}?(?:was|were|used to|had been)\b.*$", _I)
 
 
 # A part of a clause that says its subject is no longer there: "#old-builds got archived",

@@ -5,6 +5,7 @@ observes where each caller still gets its own acknowledgement or error."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -312,19 +313,28 @@ def test_the_background_worker_waits_for_a_quiet_moment_after_a_call(tmp_path: P
     assert not busy_after_a_recall(0.0)  # positive control: with no quiet time asked, an ended call does not hold it
 
 
+@contextlib.contextmanager
+def started_sidecar(folder: Path) -> Iterator[tuple[Any, str, str]]:
+    """An in-process BridgeServer (the BridgeActor's plain class) serving on a free port: (server, url, token)."""
+    from bridge.server import BridgeServer
+
+    settings = Settings().model_copy(update={"embedder": EmbedderSettings(name="hash")})
+    server = BridgeServer(str(folder), settings, port=0, use_ray=False)
+    loop = asyncio.new_event_loop()
+    url = loop.run_until_complete(server.start())
+    try:
+        yield server, url, (folder / TOKEN_FILE).read_text().strip()
+    finally:
+        loop.run_until_complete(server.stop())
+        loop.close()
+
+
 def test_the_sidecar_keeps_its_thread_pool_between_requests(tmp_path: Path) -> None:
     """uvicorn runs on its own loop, so anyio keeps the worker threads of sync routes (on the
     actor's loop it stopped them with each request's task and started new ones)."""
     import urllib.request
 
-    from bridge.server import BridgeServer
-
-    settings = Settings().model_copy(update={"embedder": EmbedderSettings(name="hash")})
-    server = BridgeServer(str(tmp_path), settings, port=0, use_ray=False)
-    loop = asyncio.new_event_loop()
-    url = loop.run_until_complete(server.start())
-    try:
-        token = (tmp_path / TOKEN_FILE).read_text().strip()
+    with started_sidecar(tmp_path) as (_, url, token):
         seen: set[threading.Thread] = set()
         for _ in range(8):
             req = urllib.request.Request(url + "/v1/projects", headers={"Authorization": f"Bearer {token}"})
@@ -332,9 +342,6 @@ def test_the_sidecar_keeps_its_thread_pool_between_requests(tmp_path: Path) -> N
                 assert r.status == 200
             seen |= {t for t in threading.enumerate() if t.name.startswith("AnyIO worker thread")}
         assert 1 <= len(seen) <= 2, sorted(t.name for t in seen)  # one reused worker, not one per request
-    finally:
-        loop.run_until_complete(server.stop())
-        loop.close()
 
 
 def test_the_sidecar_is_idle_after_its_last_work_not_after_a_project_cools(tmp_path: Path) -> None:
@@ -342,14 +349,7 @@ def test_the_sidecar_is_idle_after_its_last_work_not_after_a_project_cools(tmp_p
     nothing is no activity: idle time counts from the last request or the last batch that did something."""
     import urllib.request
 
-    from bridge.server import BridgeServer
-
-    settings = Settings().model_copy(update={"embedder": EmbedderSettings(name="hash")})
-    server = BridgeServer(str(tmp_path), settings, port=0, use_ray=False)
-    loop = asyncio.new_event_loop()
-    url = loop.run_until_complete(server.start())
-    try:
-        token = (tmp_path / TOKEN_FILE).read_text().strip()
+    with started_sidecar(tmp_path) as (server, url, token):
         body = b'{"project": "p", "session": "s", "user": "the API listens on port 9090", "assistant": "ok"}'
         req = urllib.request.Request(url + "/v1/observe", data=body, method="POST",
                                      headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
@@ -375,6 +375,3 @@ def test_the_sidecar_is_idle_after_its_last_work_not_after_a_project_cools(tmp_p
         assert server.idle_s() == 0.0  # positive control: a batch being done is activity
         with server.worker.lock:
             server.worker.in_batch = False
-    finally:
-        loop.run_until_complete(server.stop())
-        loop.close()
