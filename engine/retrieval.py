@@ -323,12 +323,17 @@ def _changed_by(old: Memory, new: Memory) -> bool:
 
     ``new`` must state a change (kind ``decision``: "Priya took over the changelog", "mail now goes
     through Z") and neither may name the other's value: a later "we use Laravel as the framework" agrees with
-    "we use Laravel 11", it does not replace it. ``old`` must not be keyed by a reading (``test
-    command``, ``billing credential``): such a key is updated by key at ingest, where a reading of
-    the same subject lands; only a memory with no key or a slot key of its value's shape
-    (``engine.keys.SHAPE_KINDS``, the speaker's own clause) has no other way to be replaced.
+    "we use Laravel 11", it does not replace it. An ``old`` keyed by a reading (``test command``,
+    ``billing credential``) is updated by key at ingest, where a reading of the same subject lands; it is
+    hidden here only by a change that another reading keyed otherwise ("the audit logs are kept in X",
+    keyed by its subject, then "audit logs are stored in Y", keyed ``audit log storage``): two readings of
+    one subject, which no key check at ingest can join. A change with no key never hides a keyed memory.
+    A memory with no key or a slot key of its value's shape (``engine.keys.SHAPE_KINDS``, the speaker's
+    own clause) has no other way to be replaced.
     """
-    if new.kind is not Kind.DECISION or (old.key and key_kind(old.key) not in SHAPE_KINDS):
+    if new.kind is not Kind.DECISION:
+        return False
+    if old.key and key_kind(old.key) not in SHAPE_KINDS and (not new.key or new.key == old.key):
         return False
     return not (_names(new.text, old.belief) or _names(old.text, new.belief))
 

@@ -302,6 +302,28 @@ def test_a_later_change_never_hides_a_memory_keyed_by_a_reading_or_one_it_agrees
     assert [m.id for m in hidden.memories] == [moved.id]
 
 
+def test_a_change_keyed_by_another_reading_hides_the_older_statement_of_the_same_subject() -> None:
+    """Two readings key one subject apart ("build artifacts", said as "X is Y", and ``build artifact
+    storage``): no key check at ingest joins them, so the later stated change, close in meaning, hides
+    the older value at recall."""
+    old = mem("The build artifacts are kept in Nexus.", "build artifacts", "kept in nexus", valid_from_ms=T0)
+    new = mem("Build artifacts are stored in Artifactory.", "build artifact storage", "artifactory",
+              kind=Kind.DECISION, valid_from_ms=T0 + DAY)
+    sel = run([short(old, 0.8), short(new, 0.75)], pair_cosine=lambda x, y: 0.6)
+    assert [m.id for m in sel.memories] == [new.id] and "Nexus" not in sel.context
+    # positive controls: the same key is ingest's to update; a later plain fact states no change; a change
+    # with no key may be about anything near; a change that names the older value agrees with it
+    same_key = new.model_copy(update={"key": old.key})
+    assert len(run([short(old, 0.8), short(same_key, 0.75)], pair_cosine=lambda x, y: 0.6).memories) == 2
+    fact = new.model_copy(update={"kind": Kind.FACT})
+    assert len(run([short(old, 0.8), short(fact, 0.75)], pair_cosine=lambda x, y: 0.6).memories) == 2
+    unkeyed = new.model_copy(update={"key": "", "belief": ""})
+    assert len(run([short(old, 0.8), short(unkeyed, 0.75)], pair_cosine=lambda x, y: 0.6).memories) == 2
+    agrees = mem("Build artifacts kept in Nexus now expire after a week.", "build artifact retention", "week",
+                 kind=Kind.DECISION, valid_from_ms=T0 + DAY)
+    assert len(run([short(old, 0.8), short(agrees, 0.75)], pair_cosine=lambda x, y: 0.6).memories) == 2
+
+
 @pytest.mark.parametrize(("query", "project", "searched"), [
     ("where does acme's CI run?", "acme", "where does CI run?"),
     ("which queue does the harbor app use", "harbor-app", "which queue does the app use"),  # a long first part

@@ -52,3 +52,22 @@ def test_questions_complaints_plans_and_reports_score_low(text: str) -> None:
 def test_training_without_examples_is_an_error() -> None:
     with pytest.raises(ValueError, match="at least one"):
         durable.train([])
+
+
+def test_the_held_out_writers_are_never_trained_on() -> None:
+    """The clauses of ``eval/durable/heldout.jsonl`` measure the model on writers it never saw: none of
+    them may be in the training corpus, and they come from other writers (parts) than it."""
+    train = trainer.load_corpus()
+    held = trainer.load_corpus(trainer.HELDOUT)
+    assert len(held) > 2000 and {r.part for r in held}.isdisjoint({r.part for r in train})
+    seen = {r.example.text.strip().lower() for r in train}
+    assert not [r.example.text for r in held if r.example.text.strip().lower() in seen]
+    assert {r.example.label for r in held} == {0, 1}  # positive control: both labels, so precision and recall mean something
+
+
+def test_the_report_scores_each_writer_left_out() -> None:
+    rows = trainer.load_corpus()
+    authors = trainer.cross_author(rows[:300] + rows[1000:1300])  # two writers, kept small
+    assert {s.part for s in authors} == {1, 2} and len(authors) == 600
+    text = trainer.report(authors, 0.68, authors, [])
+    assert "| 1 | 300 |" in text and "| 2 | 300 |" in text
