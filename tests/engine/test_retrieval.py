@@ -322,6 +322,11 @@ def test_a_change_keyed_by_another_reading_hides_the_older_statement_of_the_same
     agrees = mem("Build artifacts kept in Nexus now expire after a week.", "build artifact retention", "week",
                  kind=Kind.DECISION, valid_from_ms=T0 + DAY)
     assert len(run([short(old, 0.8), short(agrees, 0.75)], pair_cosine=lambda x, y: 0.6).memories) == 2
+    # another attribute of the same thing: a port number never replaces the store's name
+    store = mem("The project uses Nexus as its artifact store.", "artifact store", "nexus", valid_from_ms=T0)
+    port = mem("The artifact store listens on port 8081.", "artifact store port", "8081", kind=Kind.DECISION,
+               valid_from_ms=T0 + DAY)
+    assert len(run([short(store, 0.8), short(port, 0.75)], pair_cosine=lambda x, y: 0.6).memories) == 2
 
 
 @pytest.mark.parametrize(("query", "project", "searched"), [
