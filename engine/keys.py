@@ -74,6 +74,10 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
     cosine; the closest such key wins (ties by name). Vectors are unit length. A key of one word
     (``interval``) is the scope's only key of that kind, when it has exactly one.
 
+    Two keys whose subjects each name something the other does not (``frontend package manager``,
+    ``backend package manager``: :func:`_siblings`) are two settings, however close their vectors
+    (0.93 here). A key close to two such siblings (``package manager``) names neither of them.
+
     Args:
         key: the normalised key of a new candidate.
         vector: the embedding of ``key``.
@@ -90,12 +94,17 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
         if len(heads) == 1:
             return heads[0]
     best, best_cos = key, min_cos
+    near = []
     for other in sorted(known):
-        if key_kind(other) != kind:
+        if key_kind(other) != kind or _siblings(_thing(key), _thing(other)):
             continue
         cos = float(np.dot(vector, known[other]))
+        if cos >= min_cos:
+            near.append(other)
         if cos >= best_cos and (best == key or cos > best_cos):
             best, best_cos = other, cos
+    if len(near) > 1 and any(_siblings(_thing(a), _thing(b)) for a in near for b in near):
+        return key  # "package manager" near both "frontend package manager" and "backend package manager": neither
     return best
 
 
@@ -152,8 +161,19 @@ def slot_text(key: str, belief: str) -> str:
 
 
 def _same_word(a: str, b: str) -> bool:
-    """One word, give or take an ending: "counter"/"counters", "ingest"/"ingestion"."""
-    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+    """One word, give or take an ending ("counter"/"counters", "ingest"/"ingestion"), or a short
+    form of it ("db"/"database", "prod"/"production", "stg"/"staging")."""
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a))) \
+        or _abbreviates(a, b) or _abbreviates(b, a)
+
+
+def _abbreviates(short: str, long: str) -> bool:
+    """Whether ``short`` (two to four letters) keeps the first letter of ``long`` and some of its
+    other letters in order, as English short forms do."""
+    if not 2 <= len(short) <= 4 or len(long) <= len(short) + 1 or short[0] != long[0]:
+        return False
+    rest = iter(long[1:])
+    return all(ch in rest for ch in short[1:])
 
 
 def _siblings(a: str, b: str) -> bool:

@@ -397,7 +397,35 @@ def extract_choice(c: Clause) -> Finding | None:
     key = _purpose(rest, tech_category(name))
     kind = Kind.DECISION if (c.changed or DECISION.search(c.low)) else Kind.FACT
     label = _CATEGORY_LABEL.get(key, key)
+    part = _part_of_project(c.text, chosen, key)
+    if part:  # "the frontend uses pnpm", "for the backend we use poetry": one setting per part
+        return Finding(f"{part.lower()} {key}", name, kind, f"The {part} uses {tech_display(name)} as its {label}.")
     return Finding(key, name, kind, f"The project uses {tech_display(name)} as its {label}.")
+
+
+# A part of the project a choice is made for (a monorepo's frontend and backend, the Python and the
+# TypeScript code): "for the frontend" or "in the backend" closing the clause or before its subject
+# ("for the frontend we use X"), the clause's subject ("the web app uses X"), or what is moved ("we
+# switched the frontend to X"). A noun phrase after "the" or "our", of one to three words.
+_PART_NP = r"(?:the|our)\s+(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*){0,2}?)"
+_PART_AFTER = re.compile(rf"\b(?:for|in)\s+{_PART_NP}\s*(?=$|[,.;]|\s+(?:we|i|you|they|and)\b)", _I)
+_PART_SUBJECT = re.compile(rf"^{_PART_NP}\s+(?:uses|is using|is built with|is managed with|runs on|relies on|is on|"
+                           r"has switched|switched|moved|migrated|is now on|now uses)\b", _I)
+_PART_MOVED = re.compile(rf"\b(?:switch|mov|migrat|port)\w*\s+{_PART_NP}\s+(?:over\s+)?(?:from\s+\S+\s+)?(?:to|onto)\b", _I)
+# Words that name the whole project, not a part of it ("in the project", "for our team").
+_WHOLE = frozenset("project projects repo repository monorepo codebase team company stack code app thing things everything".split())
+
+
+def _part_of_project(text: str, chosen: re.Match[str], key: str) -> str:
+    """The part of the project a choice is for, as said ("frontend", "TypeScript code"), or ""."""
+    for m in (*_PART_AFTER.finditer(text), *_PART_SUBJECT.finditer(text), *_PART_MOVED.finditer(text)):
+        words = m.group("np").lower().split()
+        if m.start("np") <= chosen.start() < m.end("np") or TECH_PATTERN.search(m.group("np")):
+            continue  # the tool itself ("for the Vite build"), not a part
+        if (len(words) == 1 and words[0] in _WHOLE) or set(words) & set(key.split()) or any(w in STOPWORDS for w in words):
+            continue  # the whole project, the category's own words ("for the linter"), or no noun phrase
+        return m.group("np")
+    return ""
 
 
 # A thing given up for another: "swap X for Y", "ditching X for Y", "traded X for Y" (Y is chosen).

@@ -59,3 +59,20 @@ def test_siblings_and_other_kinds_keep_their_own_slot(tmp_path: Path) -> None:
     # positive control: the time of the same subject replaces the time
     assert states["The nightly export runs at 02:15."] is TrustState.SUPERSEDED
     assert states["The nightly export now starts at 03:40."] is TrustState.ACTIVE
+
+
+def test_a_choice_for_one_part_of_the_project_leaves_the_other_parts_alone(tmp_path: Path) -> None:
+    """"the frontend uses pnpm" and "the backend uses Poetry" are two settings, although the bundled
+    embedder puts their keys 0.93 apart: a change for one part supersedes that part only, and a choice
+    that names no part names neither."""
+    engine = _engine(tmp_path)
+    engine.ingest("r1", [_cand("The frontend uses pnpm as its package manager.", "frontend package manager", "pnpm", 1)])
+    engine.ingest("r2", [_cand("The backend uses Poetry as its package manager.", "backend package manager", "poetry", 2)])
+    engine.ingest("r3", [_cand("The project uses uv as its package manager.", "package manager", "uv", 3)])
+    engine.ingest("r4", [_cand("The frontend uses Bun as its package manager.", "frontend package manager", "bun", 4)])
+    states = _states(engine)
+    assert states["The backend uses Poetry as its package manager."] is TrustState.ACTIVE
+    assert states["The project uses uv as its package manager."] is TrustState.ACTIVE
+    assert states["The frontend uses Bun as its package manager."] is TrustState.ACTIVE
+    # positive control: the same part's later choice replaces its earlier one
+    assert states["The frontend uses pnpm as its package manager."] is TrustState.SUPERSEDED

@@ -53,10 +53,25 @@ def test_the_kind_is_the_last_word() -> None:
 # Pairs written for this threshold (not taken from any benchmark): paraphrases of one subject and
 # different subjects of one kind, embedded with the bundled MiniLM model.
 PARAPHRASES = [("api port", "api server port"), ("database host", "db host"), ("deploy target", "deployment target"),
-               ("session storage", "user session storage"), ("staging url", "staging environment url")]
+               ("session storage", "user session storage"), ("staging url", "staging environment url"),
+               ("staging database host", "staging db host"), ("frontend package manager", "package manager")]
 DIFFERENT = [("api port", "frontend port"), ("api port", "database port"), ("staging url", "production url"),
              ("staging db host", "prod db host"), ("unit test command", "integration test command"),
-             ("admin port", "api port"), ("session storage", "cart storage")]
+             ("admin port", "api port"), ("session storage", "cart storage"),
+             ("frontend package manager", "backend package manager"), ("ios app linter", "android app linter")]
+
+
+def test_siblings_stay_apart_however_close_and_a_key_near_two_siblings_names_neither() -> None:
+    close = unit(1, 0.1, 0)  # as close to either as the embedder puts them (0.9 and more)
+    parts = {"frontend package manager": unit(1, 0, 0), "backend package manager": unit(1, 0.05, 0)}
+    assert resolve_key("backend package manager", close, {"frontend package manager": unit(1, 0, 0)}, 0.8) \
+        == "backend package manager"
+    assert resolve_key("package manager", close, parts, 0.8) == "package manager"
+    # positive controls: near one part only, the key names it; a short form is the same word
+    assert resolve_key("package manager", close, {"frontend package manager": unit(1, 0, 0)}, 0.8) \
+        == "frontend package manager"
+    assert resolve_key("prod db host", close, {"production database host": unit(1, 0, 0)}, 0.8) \
+        == "production database host"
 
 
 @pytest.fixture(scope="module")

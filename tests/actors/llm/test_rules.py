@@ -724,7 +724,7 @@ def test_a_url_setting_without_a_service_gives_no_port() -> None:
 def test_tools_inside_an_inline_command_are_not_choices() -> None:
     said = "The usual fix is to regenerate it: `git checkout --theirs yarn.lock && yarn install`."
     assert [c for c in extract("", said) if c.key == "package manager"] == []
-    assert keyed("we use yarn for the frontend") == [("package manager", "yarn", False)]
+    assert keyed("we use yarn for the frontend") == [("frontend package manager", "yarn", False)]  # positive control
 
 
 # ---------------------------------------------------------------- general subjects (TIDE causes)
@@ -935,7 +935,7 @@ def test_plain_word_tool_names_in_prose_are_not_tool_choices(said: str) -> None:
 
 
 @pytest.mark.parametrize(("said", "key", "belief"), [
-    ("we use poetry for the backend", "package manager", "poetry"),
+    ("we use poetry for the backend", "backend package manager", "poetry"),
     ("we switched to poetry", "package manager", "poetry"),
     ("we're moving the backend from pip to poetry", "package manager", "poetry"),
     ("Black is our formatter", "formatter", "black"),
@@ -1139,3 +1139,27 @@ def test_a_fragment_does_not_hide_the_command_after_it() -> None:
     found = [c for c in extract("to build the firmware pass `-p always`, or run `./scripts/fw.sh all`")
              if c.key.endswith("command")]
     assert [(c.key, c.belief) for c in found] == [("build command", "/scripts/fw.sh all")]
+
+
+# ---------------------------------------------------------------- a choice for one part of the project
+
+
+@pytest.mark.parametrize(("said", "key"), [
+    ("for the admin dashboard we use pnpm", "admin dashboard package manager"),
+    ("the mobile client uses yarn", "mobile client package manager"),
+    ("we use mypy in the billing service, nowhere else", "billing service type checker"),
+    ("we migrated the docs site from npm to bun", "docs site package manager"),
+    ("we switched the Go code over to golangci-lint", "go code linter"),
+    # the whole project, the category's own words, or no part at all: the category's key
+    ("we use pnpm in the monorepo", "package manager"),
+    ("for our team we use yarn", "package manager"),
+    ("pnpm is the package manager", "package manager"),
+    ("we use pnpm", "package manager"),
+])
+def test_a_choice_for_a_part_of_the_project_is_keyed_by_that_part(said: str, key: str) -> None:
+    assert [k for k, _, neg in keyed(said) if not neg] == [key], keyed(said)
+
+
+def test_a_choice_for_a_part_says_which_part() -> None:
+    assert only("for the admin dashboard we use pnpm").text == "The admin dashboard uses pnpm as its package manager."
+    assert only("we switched the Go code over to golangci-lint").text.startswith("The Go code uses ")
