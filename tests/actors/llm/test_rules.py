@@ -937,7 +937,7 @@ def test_plain_word_tool_names_in_prose_are_not_tool_choices(said: str) -> None:
 @pytest.mark.parametrize(("said", "key", "belief"), [
     ("we use poetry for the backend", "backend package manager", "poetry"),
     ("we switched to poetry", "package manager", "poetry"),
-    ("we're moving the backend from pip to poetry", "package manager", "poetry"),
+    ("we're moving the backend from pip to poetry", "backend package manager", "poetry"),
     ("Black is our formatter", "formatter", "black"),
     ("Cassandra stores the click events", "event storage", "cassandra"),
 ])
