@@ -86,7 +86,25 @@ _NOT_A_SHELL_LINE = re.compile(
     r"|^[\w./-]+\.(?:ya?ml|json|toml|lock|md|txt|cfg|ini|env|xml|csv|conf|properties|gradle|kts)$", _I)
 
 
-def _command_finding(command: str, purpose: str) -> Finding | None:
+# A suite of tests the clause names ("the integration tests", "e2e specs", "our smoke test suite"): the word
+# before "tests". A verb ("run tests", "fixed tests") or a word of judgement ("flaky tests") names no suite.
+_SUITE = re.compile(r"\b(?P<suite>[a-z][\w-]*)\s+(?:tests?|test suite|specs?)\b", _I)
+_NOT_A_SUITE = frozenset("run runs ran rerun execute executes write wrote add added fix fixed skip skipped "
+                         "flaky failing broken slow fast more most other".split())
+
+
+def _suite(said: str) -> str:
+    for m in _SUITE.finditer(said):
+        word = m.group("suite").lower()
+        if word not in STOPWORDS and word not in _NOT_A_SUITE and not word.endswith(("ing", "ed")):
+            return word
+    return ""
+
+
+def _command_finding(command: str, purpose: str, said: str = "") -> Finding | None:
+    """The finding of ``command`` run for ``purpose``; ``said``, the rest of the clause, may name the
+    suite of a test command ("the integration tests run with X": ``integration test command``), so that
+    suites of one project keep a command each."""
     if _NOT_A_SHELL_LINE.search(command):
         return None
     if command.lower().startswith("git ") and purpose not in {"deploy", "release"}:
@@ -94,6 +112,10 @@ def _command_finding(command: str, purpose: str) -> Finding | None:
     if purpose == "test" and _NARROWED.search(f" {command.partition(' ')[2]} "):  # the program may be a path
         return None  # "pytest -k slow", "pytest tests/billing": a one-off subset, not *the* command
     template = next(t for name, _, t in _PURPOSES if name == purpose)
+    suite = _suite(said) if purpose == "test" else ""
+    if suite:
+        return Finding(f"{suite} test command", normalize_belief(command), Kind.PROCEDURE,
+                       f"To run the {suite} tests, run `{command}`.")
     return Finding(f"{purpose} command", normalize_belief(command), Kind.PROCEDURE, template.format(c=command))
 
 
@@ -143,7 +165,7 @@ def extract_command(c: Clause) -> Finding | None:
             purpose = purposes_in(c.text[span.end() : spans[i + 1].start() if i + 1 < len(spans) else None])[0]
         else:
             continue
-        return _command_finding(command, purpose)
+        return _command_finding(command, purpose, c.text[: span.start()] + " " + c.text[span.end():])
     if spans:
         return None
     bare = _BARE_COMMAND.search(c.text)
@@ -154,7 +176,7 @@ def extract_command(c: Clause) -> Finding | None:
     for where in (rest, command):
         found = purposes_in(where)
         if found:
-            return _command_finding(command, found[0])
+            return _command_finding(command, found[0], rest)
     return None
 
 

@@ -76,3 +76,15 @@ def test_a_choice_for_one_part_of_the_project_leaves_the_other_parts_alone(tmp_p
     assert states["The frontend uses Bun as its package manager."] is TrustState.ACTIVE
     # positive control: the same part's later choice replaces its earlier one
     assert states["The frontend uses pnpm as its package manager."] is TrustState.SUPERSEDED
+
+
+def test_each_suite_keeps_its_own_test_command(tmp_path: Path) -> None:
+    engine = _engine(tmp_path)
+    engine.ingest("r1", [_cand("To run the contract tests, run `make pact`.", "contract test command", "make pact", 1)])
+    engine.ingest("r2", [_cand("To run the browser tests, run `pnpm cypress run`.", "browser test command",
+                               "pnpm cypress run", 2)])
+    engine.ingest("r3", [_cand("To run the contract tests, run `just pact`.", "contract test command", "just pact", 3)])
+    states = _states(engine)
+    assert states["To run the browser tests, run `pnpm cypress run`."] is TrustState.ACTIVE
+    assert states["To run the contract tests, run `just pact`."] is TrustState.ACTIVE
+    assert states["To run the contract tests, run `make pact`."] is TrustState.SUPERSEDED  # positive control

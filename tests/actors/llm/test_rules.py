@@ -1163,3 +1163,20 @@ def test_a_choice_for_a_part_of_the_project_is_keyed_by_that_part(said: str, key
 def test_a_choice_for_a_part_says_which_part() -> None:
     assert only("for the admin dashboard we use pnpm").text == "The admin dashboard uses pnpm as its package manager."
     assert only("we switched the Go code over to golangci-lint").text.startswith("The Go code uses ")
+
+
+@pytest.mark.parametrize(("said", "key"), [
+    ("the contract tests run with `make pact`", "contract test command"),
+    ("for the browser tests use `pnpm cypress run`", "browser test command"),
+    ("our load test suite is `make load`", "load test command"),
+    # no suite: the tests as a whole, or a word that judges or acts on tests
+    ("run the tests with `cargo test`", "test command"),
+    ("the flaky tests: `cargo test -- --test-threads 1`", "test command"),
+    ("we fixed tests with `cargo test --locked`", "test command"),
+])
+def test_a_test_command_is_keyed_by_the_suite_the_clause_names(said: str, key: str) -> None:
+    assert [k for k, _, _ in keyed(said)] == [key]
+
+
+def test_a_suites_command_says_which_suite() -> None:
+    assert only("the contract tests run with `make pact`").text == "To run the contract tests, run `make pact`."
