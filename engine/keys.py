@@ -75,8 +75,10 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
     (``interval``) is the scope's only key of that kind, when it has exactly one.
 
     Two keys whose subjects each name something the other does not (``frontend package manager``,
-    ``backend package manager``: :func:`_siblings`) are two settings, however close their vectors
-    (0.93 here). A key close to two such siblings (``package manager``) names neither of them.
+    ``backend package manager``: :func:`siblings`) are two settings, however close their vectors
+    (0.93 here). A key close to two such siblings (``package manager``) names neither of them. This
+    depends on order: a part's key that arrives when only the key without a part is known
+    (``package manager``) lands on it, as every part's key did before parts were keyed.
 
     Args:
         key: the normalised key of a new candidate.
@@ -96,14 +98,14 @@ def resolve_key(key: str, vector: np.ndarray, known: Mapping[str, np.ndarray], m
     best, best_cos = key, min_cos
     near = []
     for other in sorted(known):
-        if key_kind(other) != kind or _siblings(_thing(key), _thing(other)):
+        if key_kind(other) != kind or siblings(key, other):
             continue
         cos = float(np.dot(vector, known[other]))
         if cos >= min_cos:
             near.append(other)
         if cos >= best_cos and (best == key or cos > best_cos):
             best, best_cos = other, cos
-    if len(near) > 1 and any(_siblings(_thing(a), _thing(b)) for a in near for b in near):
+    if len(near) > 1 and any(siblings(a, b) for a in near for b in near):
         return key  # "package manager" near both "frontend package manager" and "backend package manager": neither
     return best
 
@@ -161,19 +163,29 @@ def slot_text(key: str, belief: str) -> str:
 
 
 def _same_word(a: str, b: str) -> bool:
-    """One word, give or take an ending ("counter"/"counters", "ingest"/"ingestion"), or a short
-    form of it ("db"/"database", "prod"/"production", "stg"/"staging")."""
-    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a))) \
-        or _abbreviates(a, b) or _abbreviates(b, a)
+    """One word, give or take an ending ("counter"/"counters", "ingest"/"ingestion"), or a common short
+    form of it ("db"/"database", "prod"/"production")."""
+    if a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a))):
+        return True
+    return _SHORT_FORMS.get(a, a) == _SHORT_FORMS.get(b, b)
 
 
-def _abbreviates(short: str, long: str) -> bool:
-    """Whether ``short`` (two to four letters) keeps the first letter of ``long`` and some of its
-    other letters in order, as English short forms do."""
-    if not 2 <= len(short) <= 4 or len(long) <= len(short) + 1 or short[0] != long[0]:
-        return False
-    rest = iter(long[1:])
-    return all(ch in rest for ch in short[1:])
+# Short forms of software English, each to its long form: a closed list, since letters alone cannot
+# tell a short form ("db" for "database") from another word ("db" and "dashboard", "log" and "login").
+_SHORT_FORMS = {
+    "db": "database", "dbs": "database", "prod": "production", "stg": "staging", "stage": "staging",
+    "dev": "development", "env": "environment", "envs": "environment", "cfg": "config", "conf": "config",
+    "configuration": "config", "repo": "repository", "repos": "repository", "auth": "authentication",
+    "app": "application", "apps": "application", "docs": "documentation", "doc": "documentation",
+    "k8s": "kubernetes", "pg": "postgres", "postgresql": "postgres", "msg": "message", "msgs": "message",
+    "svc": "service", "infra": "infrastructure", "deps": "dependencies", "perf": "performance",
+}
+
+
+def siblings(key_a: str, key_b: str) -> bool:
+    """Whether two keys name two things of one family ("frontend package manager" and "backend package
+    manager"): their subjects each name something the other does not."""
+    return _siblings(_thing(key_a), _thing(key_b))
 
 
 def _siblings(a: str, b: str) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.dynamics import value_at
-from engine.keys import SHAPE_KINDS, key_kind, value_kind
+from engine.keys import SHAPE_KINDS, key_kind, siblings, value_kind
 from engine.lexical import tokenize, whole_words
 from engine.models import SERVABLE_STATES, Kind, Memory, Pool, Sensitivity, Tier, TrustState
 from engine.scopes import readable_scopes
@@ -328,14 +328,16 @@ def _changed_by(old: Memory, new: Memory) -> bool:
     hidden here only by a change that another reading keyed otherwise ("the audit logs are kept in X",
     keyed by its subject, then "audit logs are stored in Y", keyed ``audit log storage``): two readings of
     one subject, which no key check at ingest can join; their values must be of one kind (a port number
-    never replaces the database's name). A change with no key never hides a keyed memory.
+    never replaces the database's name) and two keys of one kind no siblings (the frontend's package
+    manager never replaces the backend's). A change with no key never hides a keyed memory.
     A memory with no key or a slot key of its value's shape (``engine.keys.SHAPE_KINDS``, the speaker's
     own clause) has no other way to be replaced.
     """
     if new.kind is not Kind.DECISION:
         return False
     if old.key and key_kind(old.key) not in SHAPE_KINDS and (
-            not new.key or new.key == old.key or value_kind(old.belief) != value_kind(new.belief)):
+            not new.key or new.key == old.key or value_kind(old.belief) != value_kind(new.belief)
+            or (key_kind(old.key) == key_kind(new.key) and siblings(old.key, new.key))):
         return False
     return not (_names(new.text, old.belief) or _names(old.text, new.belief))
 

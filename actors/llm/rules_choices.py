@@ -412,8 +412,12 @@ _PART_AFTER = re.compile(rf"\b(?:for|in)\s+{_PART_NP}\s*(?=$|[,.;]|\s+(?:we|i|yo
 _PART_SUBJECT = re.compile(rf"^{_PART_NP}\s+(?:uses|is using|is built with|is managed with|runs on|relies on|is on|"
                            r"has switched|switched|moved|migrated|is now on|now uses)\b", _I)
 _PART_MOVED = re.compile(rf"\b(?:switch|mov|migrat|port)\w*\s+{_PART_NP}\s+(?:over\s+)?(?:from\s+\S+\s+)?(?:to|onto)\b", _I)
-# Words that name the whole project, not a part of it ("in the project", "for our team").
-_WHOLE = frozenset("project projects repo repository monorepo codebase team company stack code app thing things everything".split())
+# Words that name the whole project, not a part of it ("in the project", "for the whole team"), and nouns
+# of time or discourse after "in the" / "for the" ("in the meantime", "for the moment"): no part either.
+_WHOLE = frozenset("project projects repo repository monorepo codebase team company stack code app thing things "
+                   "everything whole entire all".split())
+_NOT_PARTS = frozenset("meantime moment end future past time times place record sake way start beginning rest "
+                       "long short term run now today week month year".split())
 
 
 def _part_of_project(text: str, chosen: re.Match[str], key: str) -> str:
@@ -422,10 +426,16 @@ def _part_of_project(text: str, chosen: re.Match[str], key: str) -> str:
         words = m.group("np").lower().split()
         if m.start("np") <= chosen.start() < m.end("np") or TECH_PATTERN.search(m.group("np")):
             continue  # the tool itself ("for the Vite build"), not a part
-        if (len(words) == 1 and words[0] in _WHOLE) or set(words) & set(key.split()) or any(w in STOPWORDS for w in words):
-            continue  # the whole project, the category's own words ("for the linter"), or no noun phrase
+        if (len(words) == 1 and words[0] in _WHOLE) or any(w in STOPWORDS | _NOT_PARTS for w in words) \
+                or words[0] in _WHOLE or any(_same_stem(w, k) for w in words for k in key.split()):
+            continue  # the whole project, a time ("in the meantime"), the category's own words ("for the packages")
         return m.group("np")
     return ""
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """"packages" and "package", "tests" and "test": a word and its plural or longer form."""
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
 
 
 # A thing given up for another: "swap X for Y", "ditching X for Y", "traded X for Y" (Y is chosen).

@@ -87,17 +87,24 @@ _NOT_A_SHELL_LINE = re.compile(
 
 
 # A suite of tests the clause names ("the integration tests", "e2e specs", "our smoke test suite"): the word
-# before "tests". A verb ("run tests", "fixed tests") or a word of judgement ("flaky tests") names no suite.
-_SUITE = re.compile(r"\b(?P<suite>[a-z][\w-]*)\s+(?:tests?|test suite|specs?)\b", _I)
-_NOT_A_SUITE = frozenset("run runs ran rerun execute executes write wrote add added fix fixed skip skipped "
-                         "flaky failing broken slow fast more most other".split())
+# before "tests". A verb ("run tests", "fixed tests"), a word of judgement or state ("flaky tests", "failing
+# tests"), a tool ("the pytest tests") or one of two joined suites ("the unit and integration tests") names
+# no suite of its own.
+_SUITE = re.compile(r"(?P<before>\b\w+\s+)?\b(?P<suite>[a-z][\w-]*)\s+(?:tests?|test suite|specs?)\b", _I)
+_NOT_A_SUITE = frozenset("run runs ran running rerun execute executes write wrote add added fix fixed skip skipped "
+                         "flaky failing failed passing broken slow fast more most other whole entire existing "
+                         "remaining missing old new".split())
 
 
 def _suite(said: str) -> str:
+    said = BACKTICKED.sub(" ", said)  # the clause's other commands are no suite ("`make db` first")
     for m in _SUITE.finditer(said):
-        word = m.group("suite").lower()
-        if word not in STOPWORDS and word not in _NOT_A_SUITE and not word.endswith(("ing", "ed")):
-            return word
+        word, before = m.group("suite").lower(), (m.group("before") or "").strip().lower()
+        if word in STOPWORDS or word in _NOT_A_SUITE or TECH_PATTERN.fullmatch(word) or before in {"and", "or"}:
+            continue
+        if re.match(r"\s*(?:and|or|,)\s", said[m.end("suite"):]):
+            continue  # "the unit and integration tests": two suites
+        return word
     return ""
 
 

@@ -57,7 +57,8 @@ def load_corpus(path: Path | None = None) -> list[Row]:
         row = json.loads(line)
         if row.get("label") not in (0, 1) or row.get("speaker") not in ("user", "assistant") \
                 or not isinstance(row.get("part"), int):
-            raise ValueError(f"{CORPUS}:{n}: label must be 0 or 1, speaker user or assistant, part a number")
+            raise ValueError(f"{path.name if path else CORPUS}:{n}: label must be 0 or 1, speaker user or assistant, "
+                             "part a number")
         out.append(Row(durable.Example(row["text"], row["speaker"], int(row["label"])), str(row.get("cat", "")),
                        row["part"]))
     return out

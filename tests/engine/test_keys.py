@@ -58,7 +58,8 @@ PARAPHRASES = [("api port", "api server port"), ("database host", "db host"), ("
 DIFFERENT = [("api port", "frontend port"), ("api port", "database port"), ("staging url", "production url"),
              ("staging db host", "prod db host"), ("unit test command", "integration test command"),
              ("admin port", "api port"), ("session storage", "cart storage"),
-             ("frontend package manager", "backend package manager"), ("ios app linter", "android app linter")]
+             ("frontend package manager", "backend package manager"), ("ios app linter", "android app linter"),
+             ("log retention", "login retention"), ("web client retry", "webhook client retry")]
 
 
 def test_siblings_stay_apart_however_close_and_a_key_near_two_siblings_names_neither() -> None:
@@ -175,3 +176,14 @@ def test_with_the_bundled_embedder_one_slot_meets_itself_and_not_another(minilm)
     for known, held, new, value in OTHER_SLOT:
         vk, vn = (unit(*v) for v in minilm.embed([slot_text(known, held), slot_text(new, value)]))
         assert resolve_slot(new, value, vn, {known: (value_kind(held), vk)}, tau) == new, (known, new)
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    ("db", "database", True), ("prod", "production", True), ("stg", "staging", True), ("counter", "counters", True),
+    ("log", "login", False), ("web", "webhook", False), ("db", "dashboard", False), ("ui", "unit", False),
+    ("stg", "storage", False), ("ts", "tests", False), ("ci", "client", False),
+])
+def test_a_short_form_is_the_same_word_only_when_it_is_one(a: str, b: str, same: bool) -> None:
+    from engine.keys import _same_word
+
+    assert _same_word(a, b) is same and _same_word(b, a) is same

@@ -327,6 +327,11 @@ def test_a_change_keyed_by_another_reading_hides_the_older_statement_of_the_same
     port = mem("The artifact store listens on port 8081.", "artifact store port", "8081", kind=Kind.DECISION,
                valid_from_ms=T0 + DAY)
     assert len(run([short(store, 0.8), short(port, 0.75)], pair_cosine=lambda x, y: 0.6).memories) == 2
+    # another part of the project: the frontend's later choice never hides the backend's
+    backend = mem("The backend uses Poetry as its package manager.", "backend package manager", "poetry", valid_from_ms=T0)
+    frontend = mem("The frontend uses Bun as its package manager.", "frontend package manager", "bun",
+                   kind=Kind.DECISION, valid_from_ms=T0 + DAY)
+    assert len(run([short(backend, 0.8), short(frontend, 0.75)], pair_cosine=lambda x, y: 0.6).memories) == 2
 
 
 @pytest.mark.parametrize(("query", "project", "searched"), [

@@ -1155,6 +1155,9 @@ def test_a_fragment_does_not_hide_the_command_after_it() -> None:
     ("for our team we use yarn", "package manager"),
     ("pnpm is the package manager", "package manager"),
     ("we use pnpm", "package manager"),
+    ("in the meantime we use yarn", "package manager"),  # a time, not a part
+    ("for the whole thing we use ruff", "linter"),
+    ("for the packages we use pnpm", "package manager"),  # the category's own word
 ])
 def test_a_choice_for_a_part_of_the_project_is_keyed_by_that_part(said: str, key: str) -> None:
     assert [k for k, _, neg in keyed(said) if not neg] == [key], keyed(said)
@@ -1173,6 +1176,10 @@ def test_a_choice_for_a_part_says_which_part() -> None:
     ("run the tests with `cargo test`", "test command"),
     ("the flaky tests: `cargo test -- --test-threads 1`", "test command"),
     ("we fixed tests with `cargo test --locked`", "test command"),
+    ("the billing tests run with `make billing-check`", "billing test command"),
+    ("run `make check` (it covers the unit and contract tests)", "test command"),  # two suites
+    ("the pytest tests run with `make check`", "test command"),  # a tool, not a suite
+    ("use `npm test` for tests, not the old jest tests", "test command"),
 ])
 def test_a_test_command_is_keyed_by_the_suite_the_clause_names(said: str, key: str) -> None:
     assert [k for k, _, _ in keyed(said)] == [key]
