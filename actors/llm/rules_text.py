@@ -108,8 +108,9 @@ _CODE_MARKS = re.compile(r"\w\(|[{}<>|\\$]|=|;\s*$|\s--?\w|\s{2,}#|^\s*(?:\./|#!
 
 
 def _prose_line(line: str) -> bool:
-    """Whether a line of a fenced block reads as written prose: words, not code."""
-    body = _HEADING.sub("", line).strip()
+    """Whether a line of a fenced block reads as written prose: words, not code. Inline code in
+    backticks is a word of the prose ("branch off `main`, name it `feat/X-<n>`"), whatever it holds."""
+    body = _BACKTICK.sub("`x`", _HEADING.sub("", line).strip())
     if len(body.split()) < 2 or not (body[0].isalpha() or body[0] == "`") or _CODE_MARKS.search(body):
         return False
     return sum(ch.isalpha() or ch == " " for ch in body) >= 0.7 * len(body)

@@ -1104,6 +1104,16 @@ def test_the_prose_lines_of_a_written_document_are_read_and_code_is_not() -> Non
     assert not any("pre.acme.dev" in c.text for c in extract("show the settings module", code))
 
 
+def test_inline_code_in_a_documents_line_is_part_of_its_prose() -> None:
+    """A markdown line may hold code in backticks with any characters (`<n>`, `-d`, `|`): the line is
+    still prose. A line of bare code with the same characters is not."""
+    doc = ("Wrote `HACKING.md`:\n\n```md\n## Branches\n- branch off `develop`, call it `wip/<initials>-<n>`\n"
+           "- rebase, never merge\n```")
+    assert ("default branch", "develop") in [(c.key, c.belief) for c in extract("write the hacking guide", doc)]
+    bare = "```md\n## Branches\n- branch off develop | call it wip/<initials>-<n>\n- rebase, never merge\n```"
+    assert not any(c.key == "default branch" for c in extract("write the hacking guide", bare))  # positive control
+
+
 def test_a_block_after_a_header_that_states_nothing_is_dropped() -> None:
     from actors.llm.rules_text import drop_plan_lists
 
