@@ -116,11 +116,28 @@ def _prose_line(line: str) -> bool:
     return sum(ch.isalpha() or ch == " " for ch in body) >= 0.7 * len(body)
 
 
+# A row of a two-column markdown table ("| Sample interval | 20 minutes |"): a label and its value. The
+# header row (the one above the |---| line) names the columns, not a setting.
+_TABLE_ROW = re.compile(r"^\s*\|\s*(?P<label>[^|]+?)\s*\|\s*(?P<value>[^|]+?)\s*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+
+
+def _table_rows_as_items(lines: list[str]) -> list[str]:
+    """A two-column table's rows as "label: value" lines; its header and rule lines dropped."""
+    out = []
+    for i, line in enumerate(lines):
+        if _TABLE_RULE.match(line) or (i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1])):
+            continue
+        row = _TABLE_ROW.match(line)
+        out.append(f"{row.group('label')}: {row.group('value')}" if row else line)
+    return out
+
+
 def _document_lines(match: re.Match[str]) -> str:
     """The prose lines of a fenced block that is a document (most of its lines prose), else nothing."""
     if match.group("info").lower() not in _PROSE_INFO:
         return "\n"
-    lines = [ln for ln in match.group("body").splitlines() if ln.strip()]
+    lines = _table_rows_as_items([ln for ln in match.group("body").splitlines() if ln.strip()])
     prose = [ln for ln in lines if _prose_line(ln)]
     if len(prose) < 2 or len(prose) < 0.5 * len(lines):
         return "\n"

@@ -1114,6 +1114,16 @@ def test_inline_code_in_a_documents_line_is_part_of_its_prose() -> None:
     assert not any(c.key == "default branch" for c in extract("write the hacking guide", bare))  # positive control
 
 
+def test_a_two_column_table_in_a_document_gives_a_labelled_line_per_row() -> None:
+    doc = ("Added to `README.md`:\n\n```markdown\n## Settings\n\n| Setting | Value |\n|---|---|\n"
+           "| Tile server | https://tiles.quarrel.dev/v2 |\n| Cache node | kv-7.quarrel.lan |\n```")
+    found = {(c.key, c.belief) for c in extract("document the settings", doc)}
+    assert ("tile server host", "https://tiles.quarrel.dev/v2") in found and ("cache node host", "kv-7.quarrel.lan") in found
+    assert not any(c.belief == "value" for c in extract("document the settings", doc))  # the header names columns
+    # positive control: the same rows as a user's paste are not read (only the assistant's writing is)
+    assert not any("kv-7" in c.text for c in extract(doc.split(":", 1)[1], ""))
+
+
 def test_a_block_after_a_header_that_states_nothing_is_dropped() -> None:
     from actors.llm.rules_text import drop_plan_lists
 
