@@ -61,7 +61,8 @@ _SERVICE_HEADS = frozenset(
 _NO_SERVICE_HOSTS = frozenset({"localhost", "host", "app", "api"})
 _PORT_NUMBER = re.compile(r"(?<![\w.\-/])(\d{2,5})(?![\w%]|\.\d)")
 _UNIT_AFTER = re.compile(
-    r"^\s*(?:ms|s|secs?|seconds|minutes|mins|h|hours|mb|gb|kb|%|workers|threads|items|lines|"
+    r"^\s*(?:ms|s|secs?|seconds|minutes|mins|h|hours|days|weeks|months|years|mb|gb|kb|tb|kib|mib|gib|bytes|bits|%|"
+    r"hz|khz|mhz|ghz|fps|rps|qps|tps|bps|kbps|mbps|gbps|workers|threads|items|lines|"
     r"chars|characters|columns|retries|times|rows|requests|users|px)\b",
     _I,
 )

@@ -122,15 +122,21 @@ _TABLE_ROW = re.compile(r"^\s*\|\s*(?P<label>[^|]+?)\s*\|\s*(?P<value>[^|]+?)\s*
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
 
 
-def _table_rows_as_items(lines: list[str]) -> list[str]:
-    """A two-column table's rows as "label: value" lines; its header and rule lines dropped."""
+def _table_rows_marked(lines: list[str]) -> list[tuple[str, bool]]:
+    """Each line, a two-column table's rows as "label: value" (marked True); the header and rule lines of
+    a table dropped."""
     out = []
     for i, line in enumerate(lines):
         if _TABLE_RULE.match(line) or (i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1])):
             continue
         row = _TABLE_ROW.match(line)
-        out.append(f"{row.group('label')}: {row.group('value')}" if row else line)
+        out.append((f"{row.group('label')}: {row.group('value')}", True) if row else (line, False))
     return out
+
+
+def _table_rows_as_items(lines: list[str]) -> list[str]:
+    """A two-column table's rows as "label: value" lines; its header and rule lines dropped."""
+    return [line for line, _ in _table_rows_marked(lines)]
 
 
 def _document_lines(match: re.Match[str]) -> str:
@@ -201,6 +207,8 @@ def _clean_lines(text: str, documents: bool) -> list[tuple[str, bool]]:
     text = _FENCE.sub("\n", _DOC_FENCE.sub(_document_lines, inline_commands(text)) if documents else text)
     kept: list[tuple[str, bool]] = []
     lines = text.splitlines()
+    if documents:  # a table the assistant writes in its reply reads as it does in a fenced document
+        lines = [f"- {ln}" if table else ln for ln, table in _table_rows_marked(lines)]
     pasted = _pasted_env_lines(lines)
     for i, line in enumerate(lines):
         if i in pasted:

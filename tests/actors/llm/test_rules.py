@@ -1124,6 +1124,14 @@ def test_a_two_column_table_in_a_document_gives_a_labelled_line_per_row() -> Non
     assert not any("kv-7" in c.text for c in extract(doc.split(":", 1)[1], ""))
 
 
+def test_a_table_in_the_assistants_reply_is_read_as_in_a_document() -> None:
+    reply = "Summary of the setup:\n\n| Setting | Value |\n|---|---|\n| Cache node | kv-7.quarrel.lan |\n| Epochs | 80 |\n"
+    found = {(c.key, c.belief) for c in extract("summarise the setup", reply)}
+    assert ("cache node host", "kv-7.quarrel.lan") in found
+    assert not any(c.belief == "value" for c in extract("summarise the setup", reply))  # the header names columns
+    assert not any("kv-7" in c.text for c in extract(reply, ""))  # positive control: a user's table is a paste
+
+
 def test_a_block_after_a_header_that_states_nothing_is_dropped() -> None:
     from actors.llm.rules_text import drop_plan_lists
 
@@ -1207,3 +1215,12 @@ def test_a_test_command_is_keyed_by_the_suite_the_clause_names(said: str, key: s
 
 def test_a_suites_command_says_which_suite() -> None:
     assert only("the contract tests run with `make pact`").text == "To run the contract tests, run `make pact`."
+
+
+@pytest.mark.parametrize("said", ["the physics loop runs at 120 Hz", "the kiosk camera runs at 30 fps",
+                                  "the relay is capped at 900 kbps", "the audit log runs at 90 days of retention"])
+def test_a_rate_or_a_size_is_no_port(said: str) -> None:
+    assert not any(c.key.endswith(" port") for c in extract(said)), extract(said)
+    # positive control: the same sentence with a bare number is read as a port
+    bare = re.sub(r"\s(?:Hz|fps|kbps|days)\b.*$", "", said)
+    assert any(c.key.endswith(" port") for c in extract(bare.replace("is capped at", "listens on"))), bare
