@@ -60,10 +60,11 @@ _SERVICE_HEADS = frozenset(
 # Host names that say nothing about the service ("localhost:8080", "api:8000" in compose): the port keeps its subject.
 _NO_SERVICE_HOSTS = frozenset({"localhost", "host", "app", "api"})
 _PORT_NUMBER = re.compile(r"(?<![\w.\-/])(\d{2,5})(?![\w%]|\.\d)")
+_SAID_PORT = re.compile(r"\bport\s+(?:is\s+|to\s+|=\s*)?$")  # "port 9000 tps": a port, whatever follows
 _UNIT_AFTER = re.compile(
     r"^\s*(?:ms|s|secs?|seconds|minutes|mins|h|hours|days|weeks|months|years|mb|gb|kb|tb|kib|mib|gib|bytes|bits|%|"
     r"hz|khz|mhz|ghz|fps|rps|qps|tps|bps|kbps|mbps|gbps|workers|threads|items|lines|"
-    r"chars|characters|columns|retries|times|rows|requests|users|px)\b",
+    r"chars|characters|columns|retries|times|rows|requests|users|px)\b(?!\s+ago\b)",  # "8443 months ago": when
     _I,
 )
 _SERVICE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -226,7 +227,8 @@ def extract_port(c: Clause) -> Finding | None:
     nums = [
         m
         for m in _PORT_NUMBER.finditer(c.low)
-        if 1 <= int(m.group(1)) <= 65535 and not _UNIT_AFTER.match(c.low[m.end() :])
+        if 1 <= int(m.group(1)) <= 65535
+        and (not _UNIT_AFTER.match(c.low[m.end() :]) or _SAID_PORT.search(c.low[: m.start()]))
         and not m.group(1).startswith("0")  # "04:00" is a time, "0800" a clock: no port starts with 0
         and not re.match(r"[:.]\d", c.low[m.end():]) and not re.search(r"\d[:.]$", c.low[:m.start()])
     ]

@@ -109,27 +109,36 @@ _CODE_MARKS = re.compile(r"\w\(|[{}<>|\\$]|=|;\s*$|\s--?\w|\s{2,}#|^\s*(?:\./|#!
 
 def _prose_line(line: str) -> bool:
     """Whether a line of a fenced block reads as written prose: words, not code. Inline code in
-    backticks is a word of the prose ("branch off `main`, name it `feat/X-<n>`"), whatever it holds."""
-    body = _BACKTICK.sub("`x`", _HEADING.sub("", line).strip())
+    backticks is a word of the prose ("branch off `main`, name it `feat/X-<n>`"), whatever it holds,
+    when three words or more stand outside it ("export `X=1`" is a command)."""
+    body = _HEADING.sub("", line).strip()
+    if len(_BACKTICK.sub(" ", body).split()) >= 3:  # words around the code ("branch off `x`, name it `y`")
+        body = _BACKTICK.sub("`x`", body)
     if len(body.split()) < 2 or not (body[0].isalpha() or body[0] == "`") or _CODE_MARKS.search(body):
         return False
     return sum(ch.isalpha() or ch == " " for ch in body) >= 0.7 * len(body)
 
 
-# A row of a two-column markdown table ("| Sample interval | 20 minutes |"): a label and its value. The
-# header row (the one above the |---| line) names the columns, not a setting.
-_TABLE_ROW = re.compile(r"^\s*\|\s*(?P<label>[^|]+?)\s*\|\s*(?P<value>[^|]+?)\s*\|\s*$")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+# A two-column markdown table ("| Setting | Value |", "|---|---|", "| Sample interval | 20 minutes |"): a
+# header row, a rule line under it, then rows of a label and its value. Only such a table is read: rows
+# without a header and rule (tool output, a log) and tables of more columns are not.
+_TABLE_ROW = re.compile(r"^\|\s*(?P<label>[^|]+?)\s*\|\s*(?P<value>[^|]+?)\s*\|\s*$")
+_TABLE_RULE = re.compile(r"^\|?\s*:?-+:?\s*\|\s*:?-+:?\s*\|?\s*$")
 
 
 def _table_rows_marked(lines: list[str]) -> list[tuple[str, bool]]:
-    """Each line, a two-column table's rows as "label: value" (marked True); the header and rule lines of
-    a table dropped."""
-    out = []
+    """Each line; the rows of a two-column table under its header and rule as "label: value" (marked
+    True), the header and rule dropped. An indented line is left as it is (indented code)."""
+    out: list[tuple[str, bool]] = []
+    in_table = False
     for i, line in enumerate(lines):
-        if _TABLE_RULE.match(line) or (i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1])):
+        if _TABLE_ROW.match(line) and i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1]):
+            in_table = True  # the header: it names the columns
             continue
-        row = _TABLE_ROW.match(line)
+        if in_table and _TABLE_RULE.match(line):
+            continue
+        row = _TABLE_ROW.match(line) if in_table else None
+        in_table = row is not None
         out.append((f"{row.group('label')}: {row.group('value')}", True) if row else (line, False))
     return out
 
@@ -605,8 +614,8 @@ def drop_plan_lists(text: str) -> str:
             if line.lstrip().startswith(("```", "~~~")):
                 in_fence = True
                 continue
-            if not line.strip() or _LIST_ITEM.match(line) or line.startswith(("  ", "\t")):
-                continue
+            if not line.strip() or _LIST_ITEM.match(line) or line.startswith(("  ", "\t")) or line.lstrip().startswith("|"):
+                continue  # an item, an indented line or a table row of the plan
         in_plan = _header_states_nothing(line)
         out.append(line)
     return "\n".join(out)

@@ -1120,8 +1120,10 @@ def test_a_two_column_table_in_a_document_gives_a_labelled_line_per_row() -> Non
     found = {(c.key, c.belief) for c in extract("document the settings", doc)}
     assert ("tile server host", "https://tiles.quarrel.dev/v2") in found and ("cache node host", "kv-7.quarrel.lan") in found
     assert not any(c.belief == "value" for c in extract("document the settings", doc))  # the header names columns
-    # positive control: the same rows as a user's paste are not read (only the assistant's writing is)
-    assert not any("kv-7" in c.text for c in extract(doc.split(":", 1)[1], ""))
+    # positive control: the same table as a user's paste is not read (only the assistant's writing is)
+    pasted = "| Setting | Value |\n|---|---|\n| Cache node | kv-7.quarrel.lan |"
+    assert any("kv-7" in c.text for c in extract("document the settings", pasted))
+    assert not any("kv-7" in c.text for c in extract(pasted, ""))
 
 
 def test_a_table_in_the_assistants_reply_is_read_as_in_a_document() -> None:
@@ -1130,6 +1132,21 @@ def test_a_table_in_the_assistants_reply_is_read_as_in_a_document() -> None:
     assert ("cache node host", "kv-7.quarrel.lan") in found
     assert not any(c.belief == "value" for c in extract("summarise the setup", reply))  # the header names columns
     assert not any("kv-7" in c.text for c in extract(reply, ""))  # positive control: a user's table is a paste
+
+
+@pytest.mark.parametrize("reply", [
+    "Summary:\n\n| Service | Host |\n| Cache node | kv-7.lan |",  # no rule line: tool output, not a table
+    "Summary:\n\n| Part | Host | Zone |\n|---|---|---|\n| Cache node | kv-7.lan |",  # three columns
+    "I'd propose:\n\n| Setting | Value |\n|---|---|\n| Cache node | kv-7.lan |",  # a plan's table
+    "The file has:\n\n    | Setting | Value |\n    |---|---|\n    | Cache node | kv-7.lan |",  # indented code
+])
+def test_only_a_two_column_table_the_assistant_states_is_read(reply: str) -> None:
+    assert not any("kv-7" in c.text for c in extract("what does it say", reply))
+
+
+def test_a_documents_line_of_commands_in_backticks_is_still_code() -> None:
+    runbook = "Wrote it:\n\n```md\n- kill `cat /var/run/api.pid`\n- export `API_PORT=7077`\n- restart `api --port 7077`\n```"
+    assert not any("7077" in c.text for c in extract("write the runbook", runbook))
 
 
 def test_a_block_after_a_header_that_states_nothing_is_dropped() -> None:
@@ -1220,6 +1237,8 @@ def test_a_suites_command_says_which_suite() -> None:
 @pytest.mark.parametrize("said", ["the physics loop runs at 120 Hz", "the kiosk camera runs at 30 fps",
                                   "the relay is capped at 900 kbps", "the audit log runs at 90 days of retention"])
 def test_a_rate_or_a_size_is_no_port(said: str) -> None:
+    assert only("we moved the api to port 8443 months ago").belief == "8443"  # a time ago says when, not a size
+    assert only("the api port is 9000 tps").belief == "9000"  # "port" before the number says what it is
     assert not any(c.key.endswith(" port") for c in extract(said)), extract(said)
     # positive control: the same sentence with a bare number is read as a port
     bare = re.sub(r"\s(?:Hz|fps|kbps|days)\b.*$", "", said)
