@@ -162,7 +162,7 @@ def slot_text(key: str, belief: str) -> str:
     return f"{subject} {kind}".strip() if kind and subject else ""
 
 
-def _same_word(a: str, b: str) -> bool:
+def same_word(a: str, b: str) -> bool:
     """One word, give or take an ending ("counter"/"counters", "ingest"/"ingestion"), or a common short
     form of it ("db"/"database", "prod"/"production")."""
     if a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a))):
@@ -193,8 +193,8 @@ def _siblings(a: str, b: str) -> bool:
     "public console", "staging db" and "prod db"): two things of one family, not one thing
     said twice. A subject that only adds words ("api" and "api server") is no sibling."""
     wa, wb = a.split(), b.split()
-    only_a = [w for w in wa if not any(_same_word(w, x) for x in wb)]
-    only_b = [w for w in wb if not any(_same_word(w, x) for x in wa)]
+    only_a = [w for w in wa if not any(same_word(w, x) for x in wb)]
+    only_b = [w for w in wb if not any(same_word(w, x) for x in wa)]
     return bool(only_a and only_b)
 
 

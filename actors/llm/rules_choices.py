@@ -33,7 +33,7 @@ from actors.llm.rules_text import (
     tech_display,
     tech_name,
 )
-from engine.keys import normalize_belief, normalize_key
+from engine.keys import normalize_belief, normalize_key, same_word
 from engine.models import Kind
 
 _I = re.I
@@ -426,16 +426,11 @@ def _part_of_project(text: str, chosen: re.Match[str], key: str) -> str:
         words = m.group("np").lower().split()
         if m.start("np") <= chosen.start() < m.end("np") or TECH_PATTERN.search(m.group("np")):
             continue  # the tool itself ("for the Vite build"), not a part
-        if (len(words) == 1 and words[0] in _WHOLE) or any(w in STOPWORDS | _NOT_PARTS for w in words) \
-                or words[0] in _WHOLE or any(_same_stem(w, k) for w in words for k in key.split()):
+        if words[0] in _WHOLE or any(w in STOPWORDS | _NOT_PARTS for w in words) \
+                or any(same_word(w, k) for w in words for k in key.split()):
             continue  # the whole project, a time ("in the meantime"), the category's own words ("for the packages")
         return m.group("np")
     return ""
-
-
-def _same_stem(a: str, b: str) -> bool:
-    """"packages" and "package", "tests" and "test": a word and its plural or longer form."""
-    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
 
 
 # A thing given up for another: "swap X for Y", "ditching X for Y", "traded X for Y" (Y is chosen).

@@ -184,6 +184,6 @@ def test_with_the_bundled_embedder_one_slot_meets_itself_and_not_another(minilm)
     ("stg", "storage", False), ("ts", "tests", False), ("ci", "client", False),
 ])
 def test_a_short_form_is_the_same_word_only_when_it_is_one(a: str, b: str, same: bool) -> None:
-    from engine.keys import _same_word
+    from engine.keys import same_word
 
-    assert _same_word(a, b) is same and _same_word(b, a) is same
+    assert same_word(a, b) is same and same_word(b, a) is same
