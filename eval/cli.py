@@ -96,6 +96,11 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
     s.add_argument("--ray", action="store_true", help="run the pipeline on Ray (default: in one process)")
     s.set_defaults(func=_dispatch("eval.independent.run"))
 
+    s = bsub.add_parser("qa", parents=[common, par],
+                        help="recall alone: notes stored as memories, questions written without reading the code")
+    s.add_argument("--parts", help="comma-separated parts of eval/qa/data (default: 1,2,3,4; 4 is held out)")
+    s.set_defaults(func=_dispatch("eval.qa.run"))
+
     s = bsub.add_parser("all", parents=[common, par], help="regenerate every report of eval/results/ (about 15 minutes)")
     s.set_defaults(func=_dispatch("eval.all"))
 
