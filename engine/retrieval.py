@@ -232,6 +232,42 @@ def _parts(item: Shortlisted, *, now_ms: int, s: Settings, priors: _Priors | Non
     return prior, tier, fresh, gate
 
 
+# The shape of answer a question asks for by its form (a closed set of English question forms), and
+# the shape in a memory's text that can answer it (a port, a version, a span of time, a place, a command).
+_ASKS_FOR_SHAPE = (
+    ("port", re.compile(r"\bports?\b", re.IGNORECASE)),
+    ("version", re.compile(r"\bversions?\b", re.IGNORECASE)),
+    ("duration", re.compile(r"\bhow (?:often|long|frequently)\b|\bintervals?\b|\bfrequency\b", re.IGNORECASE)),
+    ("place", re.compile(r"\bwhere\b|\burls?\b|\bhost(?:name)?s?\b|\bendpoints?\b", re.IGNORECASE)),
+    ("command", re.compile(r"\bhow (?:do|can|should|would) (?:i|we|you)\b|\bhow to\b|\bcommands?\b",
+                           re.IGNORECASE)),
+)
+_HOLDS_SHAPE = {
+    "port": re.compile(r"\bport\b\D{0,12}\d{2,5}\b|\b\d{2,5}\W{0,3}port\b|[a-z0-9]:\d{2,5}\b", re.IGNORECASE),
+    "version": re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b"),
+    "duration": re.compile(r"\b\d+\s*(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|weeks?|months?)\b"
+                           r"|\b(?:hourly|daily|weekly|nightly|monthly)\b", re.IGNORECASE),
+    "place": re.compile(r"://|\b[a-z0-9-]+(?:\.[a-z0-9-]+){2,}\b|\b[\w.-]+/[\w.-]+", re.IGNORECASE),
+    "command": re.compile(r"`[^`]{2,}`"),
+}
+
+
+def asked_shapes(query: str) -> frozenset[str]:
+    """The shapes of answer ``query`` asks for by its form ("which port...", "how often...", "how do I...")."""
+    return frozenset(name for name, rx in _ASKS_FOR_SHAPE if rx.search(query))
+
+
+def answers_shape(item: Shortlisted, shapes: frozenset[str], r: RetrievalSettings) -> bool:
+    """Whether a memory holds a value of a shape the question asks for ("how often does the job run?"
+    against "the job runs every 20 minutes"), and is loosely about the question (``anchor_min_cos``).
+
+    The embedder scores such a pair at cosine 0.2-0.3, under ``theta``. The shape is weaker evidence
+    than the gate's: :func:`select` ranks these after every candidate that passed otherwise, so they
+    only fill slots the others leave free. ``shapes``: :func:`asked_shapes` of the query."""
+    return (r.shape_anchor and bool(shapes) and item.cos >= r.anchor_min_cos
+            and any(_HOLDS_SHAPE[s].search(item.memory.text) for s in shapes))
+
+
 def lexically_anchored(item: Shortlisted, r: RetrievalSettings) -> bool:
     """Whether a candidate passes the gate on lexical evidence, whatever its cosine sum.
 
@@ -395,6 +431,9 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
     who = set(tokenize(query, fold=True)) if r.person_anchor and _ASKS_FOR_PERSON.search(query) else set()
     passed = [(sg, it) for sg, it in scored
               if sg[1] >= r.theta or lexically_anchored(it, r) or answers_who(it, who, r)]
+    shapes = asked_shapes(query) if r.shape_anchor else frozenset()
+    strong = {it.memory.id for _, it in passed}  # the shape is weaker evidence: it only fills what is left
+    passed += [(sg, it) for sg, it in scored if it.memory.id not in strong and answers_shape(it, shapes, r)]
 
     chosen: list[tuple[ScoreTerms, Memory, bool]] = []
     suppressed: list[Suppressed] = []

@@ -376,3 +376,46 @@ def test_a_question_for_a_person_lets_in_the_owner_of_the_thing_it_names() -> No
     # and the setting turns it off
     off = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"person_anchor": False})})
     assert _ask(asked, [short(owner, 0.24)], s=off).context == ""
+
+
+@pytest.mark.parametrize(("query", "text"), [
+    ("which port should my curl hit?", "The checkout API listens on port 8443."),
+    ("what version of the compiler do we pin?", "We pin the compiler at 1.80.2."),
+    ("how often does the cleanup job run?", "The cleanup job runs every 20 minutes."),
+    ("where do the nightly exports end up?", "Nightly exports go to s3://ledger-exports/nightly."),
+    ("how do I reset my local database?", "To reset the local database, run `make db-reset`."),
+])
+def test_a_question_for_a_shape_of_value_lets_in_a_memory_holding_one(query: str, text: str) -> None:
+    """The embedder scores such a pair under theta; the shape asked for and the shape held let it in,
+    if the memory is loosely about the question (anchor_min_cos). Each negative changes one condition."""
+    answer = mem(text)
+    low = S.retrieval.anchor_min_cos + 0.04
+    assert low < S.retrieval.theta
+    assert text in _ask(query, [short(answer, low)]).context
+    # the question asks for no shape of value
+    assert _ask("what do you think of it?", [short(answer, low)]).context == ""
+    # under the cosine a lexical anchor needs too
+    assert _ask(query, [short(answer, S.retrieval.anchor_min_cos - 0.05)]).context == ""
+    # the memory holds no value of the shape asked for
+    plain = mem("The team likes it that way.")
+    assert _ask(query, [short(plain, low)]).context == ""
+    # and the setting turns it off
+    off = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"shape_anchor": False})})
+    assert _ask(query, [short(answer, low)], s=off).context == ""
+
+
+def test_a_memory_let_in_by_its_shape_never_takes_the_slot_of_one_that_passed_the_gate() -> None:
+    """Shape is weaker evidence than the gate: with one slot, the gate's candidate is served even when
+    the shape's candidate ranks higher (here: the gate's one is archived, a ranking prior)."""
+    from engine.models import Pool
+
+    passed = mem("Staging runs the same build as production.", pool=Pool.A)
+    shaped = mem("The old box listened on port 7000.")
+    items = [short(passed, S.retrieval.theta + 0.01), short(shaped, S.retrieval.theta - 0.02)]
+    sel = _ask("which port does staging use?", items, s=S.model_copy(
+        update={"retrieval": S.retrieval.model_copy(update={"k": 1})}))
+    assert [m.text for m in sel.memories] == [passed.text]
+    # positive control: with two slots both are served, the gate's first
+    sel2 = _ask("which port does staging use?", items, s=S.model_copy(
+        update={"retrieval": S.retrieval.model_copy(update={"k": 2})}))
+    assert [m.text for m in sel2.memories] == [passed.text, shaped.text]
