@@ -236,6 +236,9 @@ class ScoreTermsOut(Body):
     gate: float = Field(description="cos + w_lex*lex, compared with theta (pools and tiers only rank)")
     anchored: bool = Field(default=False, description="passed the gate on lexical evidence (lex >= lex_anchor and "
                                                       "cos >= anchor_min_cos) though gate < theta")
+    shaped: bool = Field(default=False, description="let in under the gate by the shape of value the question asks for "
+                                                    "(shape_anchor: which port, how often, where...), after every "
+                                                    "candidate that passed otherwise")
     score: float = Field(description="final ranking score")
     value: float = Field(description="value-dynamics score V")
     confidence: float = Field(description="Beta-count confidence")

@@ -19,7 +19,7 @@ from engine.lexical import tokenize, whole_words
 from engine.models import SERVABLE_STATES, Kind, Memory, Pool, Sensitivity, Tier, TrustState
 from engine.scopes import readable_scopes
 from engine.settings import RetrievalSettings, Settings
-from engine.values import other_values, other_version_of_a_name
+from engine.values import CLOCK_TIME, WEEKDAY, other_values, other_version_of_a_name
 
 OPEN_TAG = "<dynmem-memory>"
 CLOSE_TAG = "</dynmem-memory>"
@@ -64,6 +64,8 @@ class ScoreTerms(BaseModel):
     tier_bonus: float
     gate: float = Field(description="cos + w_lex*lex, compared with theta (pools and tiers rank, never decide eligibility)")
     anchored: bool = Field(default=False, description="passed on lexical evidence: lex >= lex_anchor and cos >= anchor_min_cos")
+    shaped: bool = Field(default=False, description="let in under the gate by the shape of value the question asks for "
+                                                    "(shape_anchor), after every candidate that passed otherwise")
     score: float
     value: float
     confidence: float
@@ -233,28 +235,59 @@ def _parts(item: Shortlisted, *, now_ms: int, s: Settings, priors: _Priors | Non
 
 
 # The shape of answer a question asks for by its form (a closed set of English question forms), and
-# the shape in a memory's text that can answer it (a port, a version, a span of time, a place, a command).
+# the shape in a memory's text that can answer it (a port, a version, a span of time, a time, a place,
+# a command). Each pattern is narrow on purpose: a form that also asks for no value ("how do I feel
+# about...", "version control", "how long ago", "who hosts the sync") lets in nothing.
+_RUN_VERBS = (r"(?:run|start|stop|restart|build|rebuild|test|deploy|redeploy|install|reset|migrate|release|ship|"
+              r"publish|roll\s+back|rollback|revert|seed|generate|update|upgrade|lint|format|debug|tail|add|create|"
+              r"set\s+up|setup|launch|execute|compile|bump|tag|clean|trigger|push|tear\s+down|spin\s+up|"
+              r"bootstrap|regenerate|refresh|rotate|backfill|replay|flash|package|profile|benchmark)")
 _ASKS_FOR_SHAPE = (
-    ("port", re.compile(r"\bports?\b", re.IGNORECASE)),
-    ("version", re.compile(r"\bversions?\b", re.IGNORECASE)),
-    ("duration", re.compile(r"\bhow (?:often|long|frequently)\b|\bintervals?\b|\bfrequency\b", re.IGNORECASE)),
-    ("place", re.compile(r"\bwhere\b|\burls?\b|\bhost(?:name)?s?\b|\bendpoints?\b", re.IGNORECASE)),
-    ("command", re.compile(r"\bhow (?:do|can|should|would) (?:i|we|you)\b|\bhow to\b|\bcommands?\b",
-                           re.IGNORECASE)),
+    ("port", re.compile(r"\bports?\b(?!\s+(?:of|to|from)\b)", re.IGNORECASE)),
+    ("version", re.compile(r"\bversions?\b(?!\s+control)", re.IGNORECASE)),
+    ("duration", re.compile(r"\bhow (?:often|frequently)\b|\bhow long\b(?!\s+ago)|\bintervals?\b|\bfrequency\b",
+                            re.IGNORECASE)),
+    ("time", re.compile(r"\bwhen (?:does|do|is|are|will|should)\b|\bwhat time\b|\b(?:which|what) days?\b",
+                        re.IGNORECASE)),
+    ("place", re.compile(r"\bwhere(?:'s| is| are| do| does| did| should| can| will|\s+\w+\s+(?:stored|kept|live|lives|"
+                         r"go|goes|written|deployed|hosted))\b(?!\s+(?:we|things)\s+stand)|\burls?\b|\bhostnames?\b"
+                         r"|\b(?:which|what)\s+host\b|\bendpoints?\b", re.IGNORECASE)),
+    ("command", re.compile(rf"\bhow (?:do|can|should|would) (?:i|we|you) {_RUN_VERBS}\b|\bhow to {_RUN_VERBS}\b"
+                           r"|\bcommands?\b(?!\s+(?:line|owner))", re.IGNORECASE)),
 )
+_EVERY = (r"\bevery\s+(?:other\s+|single\s+)?(?:\d+\s*|one\s+|two\s+|three\s+|four\s+|five\s+|six\s+|ten\s+|"
+          r"fifteen\s+|thirty\s+|few\s+|couple\s+of\s+|half\s+(?:an?\s+)?)?(?:seconds?|minutes?|mins?|hours?|days?|"
+          r"nights?|weeks?|months?|quarters?|years?|sprints?|morning|evening|weekday|(?:mon|tues|wednes|thurs|fri|satur|"
+          r"sun)day)\b|\b(?:once|twice|\d+\s*(?:x|times))\s+(?:a|an|per)\s+(?:second|minute|hour|day|night|week|month|"
+          r"quarter|year)\b|\b(?:hourly|daily|nightly|weekly|biweekly|fortnightly|monthly|quarterly|yearly|annually)\b")
+_SPAN = (r"\b\d+(?:\.\d+)?(?:ms|s|m|h|d|w|y)\b|\b\d+(?:\.\d+)?\s*(?:milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|"
+         r"hours?|days?|weeks?|months?|years?)\b")
 _HOLDS_SHAPE = {
-    "port": re.compile(r"\bport\b\D{0,12}\d{2,5}\b|\b\d{2,5}\W{0,3}port\b|[a-z0-9]:\d{2,5}\b", re.IGNORECASE),
-    "version": re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b"),
-    "duration": re.compile(r"\b\d+\s*(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|weeks?|months?)\b"
-                           r"|\b(?:hourly|daily|weekly|nightly|monthly)\b", re.IGNORECASE),
-    "place": re.compile(r"://|\b[a-z0-9-]+(?:\.[a-z0-9-]+){2,}\b|\b[\w.-]+/[\w.-]+", re.IGNORECASE),
-    "command": re.compile(r"`[^`]{2,}`"),
+    "port": re.compile(r"\bport\s*(?:is\s+|=\s*|:\s*|number\s+|to\s+|from\s+\d+\s+to\s+)?`?(?<![\d.:])\d{2,5}\b(?![:.]\d)"
+                       r"|(?:\blocalhost|\b\d{1,3}(?:\.\d{1,3}){3}|\b[a-z][\w-]*(?:\.[\w-]+)+):\d{2,5}\b(?![:.]\d)"
+                       r"|(?<![\w:-]):\d{2,5}\b(?![:.]\d)", re.IGNORECASE),
+    "version": re.compile(r"(?<![\w.$])v?\d+\.\d+(?:\.\d+)*(?!\w|\.\d|\s*(?:%|percent|ms|s\b|seconds?|minutes?|hours?|"
+                          r"days?|million|billion|k\b|gb|mb|tb))|\bv\d+\b|(?<![\w.])[A-Z][\w+-]*\s+\d{1,3}\b(?![.,:%/]?\d)"),
+    "duration": re.compile(f"{_SPAN}|{_EVERY}", re.IGNORECASE),
+    "time": re.compile(rf"{CLOCK_TIME}|{WEEKDAY}|{_EVERY}", re.IGNORECASE),
+    "place": re.compile(r"://|(?<![\w/.~-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b(?![\w/])(?<!\.md)(?<!\.py)"
+                        r"|(?:^|(?<=[\s`(\"']))(?:~|\.{1,2})?/[\w.@~-]+|\b[\w.-]+(?:/[\w.-]+){2,}/?|\b[\w-]+/[\w-]*\.[a-z0-9]+\b"
+                        r"|\b[\w-]{2,}/(?=[\s`'\")]|$)", re.IGNORECASE),
+    "command": re.compile(r"`(?:\./)?[a-z][\w.:/-]*\s[^`]+`|`\./[^`]+`|\b(?:run|execute|type)\s+`[^`]+`"),
 }
 
 
 def asked_shapes(query: str) -> frozenset[str]:
-    """The shapes of answer ``query`` asks for by its form ("which port...", "how often...", "how do I...")."""
+    """The shapes of answer ``query`` asks for by its form ("which port...", "how often...", "how do I run...")."""
     return frozenset(name for name, rx in _ASKS_FOR_SHAPE if rx.search(query))
+
+
+def holds_shape(text: str, shape: str) -> bool:
+    """Whether ``text`` holds a value of ``shape`` (one of :func:`asked_shapes`' names)."""
+    if shape == "version" and re.search(r"\b\d{1,3}(?:\.\d{1,3}){3}\b", text) and not re.search(
+            r"\bv?\d+\.\d+(?:\.\d+)?\b(?!\.\d)", re.sub(r"\b\d{1,3}(?:\.\d{1,3}){3}\b", " ", text)):
+        return False  # an IP address only: four numbers are a host, never a version
+    return _HOLDS_SHAPE[shape].search(text) is not None
 
 
 def answers_shape(item: Shortlisted, shapes: frozenset[str], r: RetrievalSettings) -> bool:
@@ -263,9 +296,10 @@ def answers_shape(item: Shortlisted, shapes: frozenset[str], r: RetrievalSetting
 
     The embedder scores such a pair at cosine 0.2-0.3, under ``theta``. The shape is weaker evidence
     than the gate's: :func:`select` ranks these after every candidate that passed otherwise, so they
-    only fill slots the others leave free. ``shapes``: :func:`asked_shapes` of the query."""
+    only fill slots the others leave free, and one never hides a candidate that passed otherwise as
+    its later value (:func:`_later_values`). ``shapes``: :func:`asked_shapes` of the query."""
     return (r.shape_anchor and bool(shapes) and item.cos >= r.anchor_min_cos
-            and any(_HOLDS_SHAPE[s].search(item.memory.text) for s in shapes))
+            and any(holds_shape(item.memory.text, s) for s in shapes))
 
 
 def lexically_anchored(item: Shortlisted, r: RetrievalSettings) -> bool:
@@ -307,7 +341,8 @@ def _rank(item: Shortlisted, *, now_ms: int, s: Settings, priors: _Priors | None
     return round(gate + tier + prior + s.retrieval.alpha * fresh, 6), round(gate, 6)
 
 
-def score_terms(item: Shortlisted, *, now_ms: int, step: int, s: Settings, priors: _Priors | None = None) -> ScoreTerms:
+def score_terms(item: Shortlisted, *, now_ms: int, step: int, s: Settings, priors: _Priors | None = None,
+                shaped: bool = False) -> ScoreTerms:
     r = s.retrieval
     m = item.memory
     prior, tier, fresh, gate = _parts(item, now_ms=now_ms, s=s, priors=priors)
@@ -315,12 +350,13 @@ def score_terms(item: Shortlisted, *, now_ms: int, step: int, s: Settings, prior
     return ScoreTerms(cos=round(item.cos, 6), lex=round(item.lex, 6), w_lex_x_lex=round(r.w_lex * item.lex, 6),
                       pool_prior=prior, freshness=round(fresh, 6), alpha_x_freshness=round(r.alpha * fresh, 6),
                       tier_bonus=tier, gate=round(gate, 6), anchored=gate < r.theta and lexically_anchored(item, r),
-                      score=round(score, 6),
+                      shaped=shaped, score=round(score, 6),
                       value=round(value_at(m, step, s.dynamics), 6), confidence=round(m.confidence, 4))
 
 
 def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: RetrievalSettings,
-                  pair_cosine: Callable[[str, str], float]) -> dict[str, tuple[str, float]]:
+                  pair_cosine: Callable[[str, str], float], by_shape: frozenset[str] = frozenset()
+                  ) -> dict[str, tuple[str, float]]:
     """Memories that a later one answers with another value of the same shape: id -> (later id, cosine).
 
     Two memories that both answer the recall, are about the same thing (cosine at least
@@ -328,7 +364,8 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
     9090") are two versions of one fact, whatever words either used: only the later is served.
     The later one must be nearly as relevant (within ``slot_margin`` of the gate), so that a
     newer fact about something else never hides the answer, and a later one let in on lexical
-    evidence alone (below theta, :func:`lexically_anchored`) never hides one that passed the gate.
+    evidence alone (below theta, :func:`lexically_anchored`) never hides one that passed the gate, and one
+    let in by its shape alone (``by_shape``, :func:`answers_shape`) never hides one that passed otherwise.
 
     A value with no shape (a person, a vendor: "Ines reviews the schema" then "Tomas owns schema
     reviews this quarter") is compared by :func:`_changed_by`: a later stated change, closer in meaning.
@@ -341,7 +378,8 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
         for (_, gate_new), it_new in ranked:
             new = it_new.memory
             if (new.id == old.id or new.negated or new.valid_from_ms <= old.valid_from_ms
-                    or gate_new < gate_old - r.slot_margin or (gate_new < r.theta <= gate_old)):
+                    or gate_new < gate_old - r.slot_margin or (gate_new < r.theta <= gate_old)
+                    or (new.id in by_shape and old.id not in by_shape)):
                 continue
             shaped = other_values(old.text, new.text)
             if not shaped and not _changed_by(old, new):
@@ -433,12 +471,14 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
               if sg[1] >= r.theta or lexically_anchored(it, r) or answers_who(it, who, r)]
     shapes = asked_shapes(query) if r.shape_anchor else frozenset()
     strong = {it.memory.id for _, it in passed}  # the shape is weaker evidence: it only fills what is left
-    passed += [(sg, it) for sg, it in scored if it.memory.id not in strong and answers_shape(it, shapes, r)]
+    by_shape = [(sg, it) for sg, it in scored if it.memory.id not in strong and answers_shape(it, shapes, r)]
+    shaped = frozenset(it.memory.id for _, it in by_shape)
+    passed += by_shape
 
     chosen: list[tuple[ScoreTerms, Memory, bool]] = []
     suppressed: list[Suppressed] = []
     chosen_ids: set[str] = set()
-    later = _later_values(passed[: 2 * k + 4], r, pair_cosine) if r.slot_recency else {}
+    later = _later_values(passed[: 2 * k + 4], r, pair_cosine, shaped) if r.slot_recency else {}
     for _, it in passed:
         if len(chosen) >= k:
             break
@@ -450,7 +490,8 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
         if dup is not None:
             suppressed.append(Suppressed(memory_id=it.memory.id, by_id=dup[0], cosine=round(dup[1], 4)))
             continue
-        chosen.append((score_terms(it, now_ms=now_ms, step=step, s=settings, priors=priors), it.memory, False))
+        chosen.append((score_terms(it, now_ms=now_ms, step=step, s=settings, priors=priors,
+                                   shaped=it.memory.id in shaped), it.memory, False))
         chosen_ids.add(it.memory.id)
     # Always-on slots: core and pinned memories, whatever the query (at most core_slots).
     slots = 0

@@ -4,7 +4,7 @@ import pytest
 
 from engine.ingest import ingest
 from engine.models import Kind, Memory, Tier, TrustState, Sensitivity
-from engine.retrieval import CLOSE_TAG, OPEN_TAG, Shortlisted, estimate_tokens, neutralise, search_text, select
+from engine.retrieval import CLOSE_TAG, OPEN_TAG, Shortlisted, estimate_tokens, lexically_anchored, neutralise, search_text, select
 from engine.state import MemoryTable
 from factories import DAY, T0, cand, settings
 
@@ -380,9 +380,14 @@ def test_a_question_for_a_person_lets_in_the_owner_of_the_thing_it_names() -> No
 
 @pytest.mark.parametrize(("query", "text"), [
     ("which port should my curl hit?", "The checkout API listens on port 8443."),
+    ("which port should my curl hit?", "Checkout answers on localhost:8443 in dev."),
     ("what version of the compiler do we pin?", "We pin the compiler at 1.80.2."),
+    ("what version of Postgres do we run?", "Production runs Postgres 16."),
     ("how often does the cleanup job run?", "The cleanup job runs every 20 minutes."),
+    ("how long are the exports kept?", "Exports are deleted after 30 days."),
+    ("when does the export run?", "The export runs nightly at 02:30."),
     ("where do the nightly exports end up?", "Nightly exports go to s3://ledger-exports/nightly."),
+    ("where is the worker's config kept?", "Worker settings live in ~/.config/worker/settings.toml."),
     ("how do I reset my local database?", "To reset the local database, run `make db-reset`."),
 ])
 def test_a_question_for_a_shape_of_value_lets_in_a_memory_holding_one(query: str, text: str) -> None:
@@ -391,7 +396,8 @@ def test_a_question_for_a_shape_of_value_lets_in_a_memory_holding_one(query: str
     answer = mem(text)
     low = S.retrieval.anchor_min_cos + 0.04
     assert low < S.retrieval.theta
-    assert text in _ask(query, [short(answer, low)]).context
+    sel = _ask(query, [short(answer, low)])
+    assert text in sel.context and sel.memories[0].why.shaped
     # the question asks for no shape of value
     assert _ask("what do you think of it?", [short(answer, low)]).context == ""
     # under the cosine a lexical anchor needs too
@@ -402,6 +408,39 @@ def test_a_question_for_a_shape_of_value_lets_in_a_memory_holding_one(query: str
     # and the setting turns it off
     off = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"shape_anchor": False})})
     assert _ask(query, [short(answer, low)], s=off).context == ""
+
+
+def test_a_memory_holding_another_shape_than_the_one_asked_for_stays_out() -> None:
+    low = S.retrieval.anchor_min_cos + 0.04
+    assert _ask("which port does the cleanup job use?", [short(mem("The cleanup job runs every 20 minutes."), low)]).context == ""
+    assert _ask("how often does the cleanup job run?", [short(mem("The cleanup job listens on port 8443."), low)]).context == ""
+
+
+@pytest.mark.parametrize("query", [
+    "how do I feel about tabs vs spaces?", "how should we name branches?", "how do we handle errors?",
+    "do we use the command line or the GUI?", "which version control system do we use?",
+    "what's the host language for the plugin?", "who hosts the weekly sync?", "where do we stand on the migration?",
+    "how long ago did we switch to Postgres?", "what is the port of the app to Rust status?",
+    "can you report the anywhere-access bug?",
+])
+def test_a_question_that_asks_for_no_value_lets_nothing_in_by_shape(query: str) -> None:
+    from engine.retrieval import asked_shapes
+
+    assert asked_shapes(query) == frozenset()
+
+
+@pytest.mark.parametrize(("shape", "text"), [
+    ("port", "The standup is at 10:15."), ("port", "Build on node:20-alpine."), ("port", "The 2024 port of the app."),
+    ("version", "Uptime was 99.95 percent."), ("version", "It took 3.5 hours."), ("version", "Costs $12.50."),
+    ("version", "The box is at 10.0.0.12."),
+    ("duration", "Loaded 1 M rows."), ("duration", "Every request is logged."),
+    ("place", "Our CI/CD runs on every push."), ("place", "Reads and/or writes 50k/min."), ("place", "Open 24/7."),
+    ("command", "The class is `UserService`."), ("command", "Sorted by `created_at`."),
+])
+def test_a_text_without_a_value_of_the_shape_does_not_hold_one(shape: str, text: str) -> None:
+    from engine.retrieval import holds_shape
+
+    assert not holds_shape(text, shape)
 
 
 def test_a_memory_let_in_by_its_shape_never_takes_the_slot_of_one_that_passed_the_gate() -> None:
@@ -415,7 +454,29 @@ def test_a_memory_let_in_by_its_shape_never_takes_the_slot_of_one_that_passed_th
     sel = _ask("which port does staging use?", items, s=S.model_copy(
         update={"retrieval": S.retrieval.model_copy(update={"k": 1})}))
     assert [m.text for m in sel.memories] == [passed.text]
-    # positive control: with two slots both are served, the gate's first
+    # positive control: with two slots both are served, the gate's first, each once
     sel2 = _ask("which port does staging use?", items, s=S.model_copy(
         update={"retrieval": S.retrieval.model_copy(update={"k": 2})}))
     assert [m.text for m in sel2.memories] == [passed.text, shaped.text]
+    assert [m.why.shaped for m in sel2.memories] == [False, True]
+    # a memory that passed the gate and holds the shape too is served once
+    both = mem("Staging listens on port 8443.")
+    sel3 = _ask("which port does staging use?", [short(both, S.retrieval.theta + 0.05)])
+    assert [m.text for m in sel3.memories] == [both.text] and not sel3.memories[0].why.shaped
+
+
+def test_a_later_value_let_in_by_its_shape_never_hides_one_that_passed_otherwise() -> None:
+    """A lexically anchored statement (under theta) is not hidden by a later one let in only by its shape;
+    the same later statement passing the gate does hide it (positive control)."""
+    old = mem("The billing API listens on port 8080.", valid_from_ms=T0)
+    new = mem("Moved it to port 9090 yesterday.", valid_from_ms=T0 + DAY)
+    lex_old = short(old, S.retrieval.anchor_min_cos + 0.02, lex=0.6)
+    assert lexically_anchored(lex_old, S.retrieval)
+    def cos(a: str, b: str) -> float:
+        return 0.6
+    sel = select("which port does billing use?", [lex_old, short(new, 0.30)], project="p", settings=S, now_ms=NOW,
+                 step=5, pair_cosine=cos)
+    assert "8080" in sel.context and "9090" in sel.context
+    sel2 = select("which port does billing use?", [short(old, 0.40), short(new, 0.40)], project="p", settings=S,
+                  now_ms=NOW, step=5, pair_cosine=cos)
+    assert "8080" not in sel2.context and "9090" in sel2.context
