@@ -109,7 +109,8 @@ class Selection(BaseModel):
     conflicts: tuple[Conflict, ...]
     suppressed: tuple[Suppressed, ...]
     considered: int
-    passed_gate: int
+    passed_gate: int = Field(description="candidates let in: over theta, lexically anchored, or by person_anchor "
+                                         "or shape_anchor")
 
 
 def estimate_tokens(text: str) -> int:
@@ -243,17 +244,19 @@ _RUN_VERBS = (r"(?:run|start|stop|restart|build|rebuild|test|deploy|redeploy|ins
               r"set\s+up|setup|launch|execute|compile|bump|tag|clean|trigger|push|tear\s+down|spin\s+up|"
               r"bootstrap|regenerate|refresh|rotate|backfill|replay|flash|package|profile|benchmark)")
 _ASKS_FOR_SHAPE = (
-    ("port", re.compile(r"\bports?\b(?!\s+(?:of|to|from)\b)", re.IGNORECASE)),
+    ("port", re.compile(r"\b(?:which|what|the|a|its|their|our|default|local|same|new|old)\s+(?:\w+\s+)?ports?\b"
+                        r"(?!\s+(?:of|to|from|forwarding)\b)|\bports?\s+(?:number|does|do|is|should)\b", re.IGNORECASE)),
     ("version", re.compile(r"\bversions?\b(?!\s+control)", re.IGNORECASE)),
     ("duration", re.compile(r"\bhow (?:often|frequently)\b|\bhow long\b(?!\s+ago)|\bintervals?\b|\bfrequency\b",
                             re.IGNORECASE)),
-    ("time", re.compile(r"\bwhen (?:does|do|is|are|will|should)\b|\bwhat time\b|\b(?:which|what) days?\b",
+    ("time", re.compile(r"\bwhen (?:does|do|are|should)\b|\bwhat time\b|\b(?:which|what) days?\b",
                         re.IGNORECASE)),
     ("place", re.compile(r"\bwhere(?:'s| is| are| do| does| did| should| can| will|\s+\w+\s+(?:stored|kept|live|lives|"
-                         r"go|goes|written|deployed|hosted))\b(?!\s+(?:we|things)\s+stand)|\burls?\b|\bhostnames?\b"
+                         r"go|goes|written|deployed|hosted))\b(?!\s+(?:we|things)\s+stand|\s+we\b|\s+you\s+think\b)"
+                         r"|\burls?\b|\bhostnames?\b"
                          r"|\b(?:which|what)\s+host\b|\bendpoints?\b", re.IGNORECASE)),
     ("command", re.compile(rf"\bhow (?:do|can|should|would) (?:i|we|you) {_RUN_VERBS}\b|\bhow to {_RUN_VERBS}\b"
-                           r"|\bcommands?\b(?!\s+(?:line|owner))", re.IGNORECASE)),
+                           r"|\b(?:which|what|the)\s+(?:\w+\s+)?commands?\b(?!\s+(?:line|owner|pattern))", re.IGNORECASE)),
 )
 _EVERY = (r"\bevery\s+(?:other\s+|single\s+)?(?:\d+\s*|one\s+|two\s+|three\s+|four\s+|five\s+|six\s+|ten\s+|"
           r"fifteen\s+|thirty\s+|few\s+|couple\s+of\s+|half\s+(?:an?\s+)?)?(?:seconds?|minutes?|mins?|hours?|days?|"
@@ -262,17 +265,21 @@ _EVERY = (r"\bevery\s+(?:other\s+|single\s+)?(?:\d+\s*|one\s+|two\s+|three\s+|fo
           r"quarter|year)\b|\b(?:hourly|daily|nightly|weekly|biweekly|fortnightly|monthly|quarterly|yearly|annually)\b")
 _SPAN = (r"\b\d+(?:\.\d+)?(?:ms|s|m|h|d|w|y)\b|\b\d+(?:\.\d+)?\s*(?:milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|"
          r"hours?|days?|weeks?|months?|years?)\b")
+# Nouns a number counts rather than versions ("Step 1", "Sprint 14", "Chapter 11").
+_COUNTED_NOUNS = ("Step|Steps|Chapter|Iteration|Sprint|Phase|Issue|Issues|Part|Day|Days|Week|Weeks|Section|Page|Line|Round|"
+                  "Stage|Level|Table|Figure|Item|Task|Ticket|Room|Floor|Team|Group|Batch|Option|Point|Slide|Row|Column|Q")
 _HOLDS_SHAPE = {
     "port": re.compile(r"\bport\s*(?:is\s+|=\s*|:\s*|number\s+|to\s+|from\s+\d+\s+to\s+)?`?(?<![\d.:])\d{2,5}\b(?![:.]\d)"
                        r"|(?:\blocalhost|\b\d{1,3}(?:\.\d{1,3}){3}|\b[a-z][\w-]*(?:\.[\w-]+)+):\d{2,5}\b(?![:.]\d)"
                        r"|(?<![\w:-]):\d{2,5}\b(?![:.]\d)", re.IGNORECASE),
     "version": re.compile(r"(?<![\w.$])v?\d+\.\d+(?:\.\d+)*(?!\w|\.\d|\s*(?:%|percent|ms|s\b|seconds?|minutes?|hours?|"
-                          r"days?|million|billion|k\b|gb|mb|tb))|\bv\d+\b|(?<![\w.])[A-Z][\w+-]*\s+\d{1,3}\b(?![.,:%/]?\d)"),
+                          r"days?|million|billion|k\b|gb|mb|tb))|\bv\d+\b|(?<![\w.])(?!(?:" + _COUNTED_NOUNS + r")\s)"
+                          r"[A-Z][\w+-]*\s+\d{1,3}\b(?![.,:%/]?\d)"),
     "duration": re.compile(f"{_SPAN}|{_EVERY}", re.IGNORECASE),
     "time": re.compile(rf"{CLOCK_TIME}|{WEEKDAY}|{_EVERY}", re.IGNORECASE),
-    "place": re.compile(r"://|(?<![\w/.~-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b(?![\w/])(?<!\.md)(?<!\.py)"
-                        r"|(?:^|(?<=[\s`(\"']))(?:~|\.{1,2})?/[\w.@~-]+|\b[\w.-]+(?:/[\w.-]+){2,}/?|\b[\w-]+/[\w-]*\.[a-z0-9]+\b"
-                        r"|\b[\w-]{2,}/(?=[\s`'\")]|$)", re.IGNORECASE),
+    "place": re.compile(r"://|(?<![\w/.~-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b(?![\w/])(?<!\.md)(?<!\.py)(?<!\.js)"
+                        r"(?<!\.ts)|(?:^|(?<=[\s`(\"']))(?:~|\.{1,2})?/[\w.@~-]+|(?<![\w.-])[\w.-]+(?:/[\w.-]+){2,}/?"
+                        r"|(?<![\w-])[\w-]+/[\w-]*\.[a-z0-9]+\b|(?<![\w-])[\w-]{2,}/(?=[\s`'\")]|$)", re.IGNORECASE),
     "command": re.compile(r"`(?:\./)?[a-z][\w.:/-]*\s[^`]+`|`\./[^`]+`|\b(?:run|execute|type)\s+`[^`]+`"),
 }
 
@@ -282,12 +289,18 @@ def asked_shapes(query: str) -> frozenset[str]:
     return frozenset(name for name, rx in _ASKS_FOR_SHAPE if rx.search(query))
 
 
+# How much of a memory's text is scanned for a shape: a memory states its value early, and a bounded scan
+# keeps a recall's cost bounded whatever a stored text's length (some patterns backtrack per word boundary).
+_SCANNED = 1000
+
+
 def holds_shape(text: str, shape: str) -> bool:
     """Whether ``text`` holds a value of ``shape`` (one of :func:`asked_shapes`' names)."""
+    text = text[:_SCANNED]
     if shape == "version" and re.search(r"\b\d{1,3}(?:\.\d{1,3}){3}\b", text) and not re.search(
             r"\bv?\d+\.\d+(?:\.\d+)?\b(?!\.\d)", re.sub(r"\b\d{1,3}(?:\.\d{1,3}){3}\b", " ", text)):
         return False  # an IP address only: four numbers are a host, never a version
-    return _HOLDS_SHAPE[shape].search(text) is not None
+    return _HOLDS_SHAPE[shape].search(text[:_SCANNED]) is not None
 
 
 def answers_shape(item: Shortlisted, shapes: frozenset[str], r: RetrievalSettings) -> bool:

@@ -111,9 +111,10 @@ class RetrievalSettings(_Section):
         "the embedder scores 'how often does the job run?' against 'it runs every 20 minutes' at 0.2-0.3, under theta. "
         "Measured (issue 11, session 21) on the recall-only set written by four helpers (eval/results/qa.notes.md): "
         "parts 1-3 notes injected 79.8 -> 82.2 % for false positives 82.6 -> 85.8 % (part 1: 67.7 -> 75.0 %); held-out "
-        "part 4 87.8 -> 90.3 % for 83.3 -> 84.4 %; theta 0.25 instead gives 90.5 % for 96.4 % (all parts). Development "
+        "part 4 87.8 -> 90.1 % for 83.3 -> 84.4 %; theta 0.25 instead gives 90.5 % for 96.4 % (all parts). Development "
         "histories 160 -> 162 gold, held out 120 -> 121, no more wrong questions; peers unchanged; TIDE held out "
-        "seed 7 +1 probe, seed 13 one more stale value injected (a place asked for, the change never read)")
+        "seed 7 0.326 -> 0.333, seed 13 one more stale value injected (harmful 8.8 -> 9.4 %: a place asked for, its "
+        "change never read)")
     slot_recency: bool = setting(
         True, "of two memories that answer a recall with different values of one shape (a port, a version, a time...), "
         "serve only the later one", "a later statement of a value is the current one, whatever words either used")

@@ -1,11 +1,11 @@
 """``dynmem bench qa``: recall alone, on notes and questions written without reading the code.
 
-Extraction is left out: each note of a project is stored as one memory (``remember``, as an agent
-or a person would store it), in the order written, then every question is one passive recall in
-its project, scored on what the block injects:
+Extraction is left out: each note of a project is stored with ``remember`` (as an agent or a person
+would store it), in the order written; the report counts the outcomes, as two close notes may contest
+each other. Then every question is one passive recall in its project, scored on what the block injects:
 
-- an *answered* question (its note exists) scores a hit when its note is injected, and a top
-  hit when its note is the first line;
+- an *answered* question (its note exists) scores a hit when its note is injected (as a line, or as
+  the conflicting-note line of a contested rival), and a top hit when its note is the first line;
 - an *unanswered* question (nothing of the project answers it, though it sounds as if something
   does) scores a false positive when anything besides the always-on slots is injected.
 
@@ -20,12 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from eval.cli import report_dir
 
@@ -33,6 +34,15 @@ DATA = Path(__file__).resolve().parent / "data"
 PARTS = (1, 2, 3, 4)
 HELD_OUT = frozenset({4})
 STEP_MS = 60_000
+
+
+class Row(BaseModel):
+    """One line of a part file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    project: str = Field(min_length=1)
+    note: str | None = Field(min_length=1)
+    questions: tuple[str, ...] = Field(min_length=1)
 
 
 class Question(BaseModel):
@@ -51,23 +61,27 @@ class Project(BaseModel):
 
 def load_part(part: int, folder: Path = DATA) -> list[Project]:
     """The projects of ``part<part>.jsonl``: one line a note with its questions, or ``note: null``
-    with the project's unanswered questions."""
+    with the project's unanswered questions. A bad line raises ``ValueError`` naming the file and line."""
+    path = folder / f"part{part}.jsonl"
     notes: dict[str, list[str]] = {}
     questions: dict[str, list[Question]] = {}
-    for n, line in enumerate((folder / f"part{part}.jsonl").read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        row = json.loads(line)
-        name = str(row["project"])
-        notes.setdefault(name, [])
-        qs = questions.setdefault(name, [])
-        if row["note"] is None:
-            qs += [Question(text=q, note=None) for q in row["questions"]]
+        try:
+            row = Row.model_validate_json(line)
+        except ValidationError as e:
+            raise ValueError(f"{path.name} line {n}: {e.errors()[0]['loc']} {e.errors()[0]['msg']}") from None
+        notes.setdefault(row.project, [])
+        qs = questions.setdefault(row.project, [])
+        if row.note is None:
+            qs += [Question(text=q, note=None) for q in row.questions]
         else:
-            notes[name].append(str(row["note"]))
-            qs += [Question(text=q, note=len(notes[name]) - 1) for q in row["questions"]]
-        if not row["questions"]:
-            raise ValueError(f"part{part}.jsonl line {n}: no questions")
+            notes[row.project].append(row.note)
+            qs += [Question(text=q, note=len(notes[row.project]) - 1) for q in row.questions]
+    empty = [k for k, v in notes.items() if not v]
+    if empty:
+        raise ValueError(f"{path.name}: project {empty[0]!r} has questions but no note")
     return [Project(part=part, name=k, notes=tuple(v), questions=tuple(questions[k])) for k, v in notes.items()]
 
 
@@ -76,8 +90,9 @@ def project_id(p: Project) -> str:
     return "qa-" + "-".join(p.name.lower().split())
 
 
-def run_project(p: Project, config: str | None = None) -> list[dict[str, Any]]:
-    """Store the notes, ask every question; one row a question."""
+def run_project(p: Project, config: str | None = None, stored: Counter[str] | None = None) -> list[dict[str, Any]]:
+    """Store the notes, ask every question; one row a question. ``stored`` counts the outcomes of storing
+    the notes (``created``; ``contested`` or a merge when two notes of a project come too close)."""
     from actors.clock import FakeClock
     from actors.config import load_settings
     from actors.launch import Runtime
@@ -87,6 +102,7 @@ def run_project(p: Project, config: str | None = None) -> list[dict[str, Any]]:
     settings = load_settings(Path(config) if config else None)
     clock = FakeClock()
     rows = []
+    stored = Counter() if stored is None else stored
     with tempfile.TemporaryDirectory(prefix="dynmem-qa-") as tmp:
         rt = Runtime(Path(tmp), settings, use_ray=False, clock=clock)
         try:
@@ -96,32 +112,40 @@ def run_project(p: Project, config: str | None = None) -> list[dict[str, Any]]:
             for i, note in enumerate(p.notes):
                 clock.advance(STEP_MS)
                 rep = pipe.remember(RememberRequest(project=pid, text=note, request_id=f"qa-{pid}-{i}"))
-                ids.append(rep.memory_ids[0] if rep.memory_ids else "")
+                if not rep.memory_ids:
+                    raise RuntimeError(f"{p.name}: note {i} was stored as no memory ({rep.outcomes})")
+                ids.append(rep.memory_ids[0])
+                stored.update(rep.outcomes)
             for q in p.questions:
                 res = pipe.recall(RecallRequest(project=pid, query=q.text, passive=True))
                 shown = [m.id for m in res.memories if not m.always_on]
+                # a note that lost a tension is injected as its rival's "conflicting note" line: still injected
+                rivals = {c.rival_id for c in res.conflicts}
                 want = ids[q.note] if q.note is not None else None
                 rows.append({"part": p.part, "answered": want is not None,
-                             "hit": want in shown, "top": bool(shown) and shown[0] == want,
+                             "hit": want in shown or want in rivals, "top": bool(shown) and shown[0] == want,
                              "surfaced": bool(shown)})
         finally:
             rt.shutdown()
     return rows
 
 
-def separability(projects: Sequence[Project]) -> float:
+def separability(projects: Sequence[Project], embedder: Any = None) -> float:
     """Area under the curve of the best cosine (bundled embedder) over a project's notes:
     answered questions against unanswered ones. 0.5 is chance."""
     from actors.embedder import make_embedder
 
-    emb = make_embedder("minilm")
-    pos, neg = [], []
+    emb = embedder if embedder is not None else make_embedder("minilm")
+    pos: list[float] = []
+    neg: list[float] = []
     for p in projects:
         notes = np.asarray(emb.embed(list(p.notes)))
         qs = np.asarray(emb.embed([q.text for q in p.questions]))
         best = (qs @ notes.T).max(axis=1)
         for q, b in zip(p.questions, best):
             (pos if q.note is not None else neg).append(float(b))
+    if not pos or not neg:
+        return float("nan")
     a, b = np.asarray(pos)[:, None], np.asarray(neg)[None, :]
     return float((a > b).mean() + 0.5 * (a == b).mean())
 
@@ -133,11 +157,16 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "unanswered": len(un), "false_positive": sum(r["surfaced"] for r in un)}
 
 
-def render(by_part: dict[int, dict[str, Any]], auc: dict[int, float], command: str) -> str:
+def _share(n: int, of: int) -> str:
+    return f"{n / of:.1%}" if of else "-"
+
+
+def render(by_part: dict[int, dict[str, Any]], auc: dict[int, float], command: str, stored: Counter[str]) -> str:
     lines = [
         "# Recall on notes and questions written without reading the code (`dynmem bench qa`)",
         "",
-        "Each note stored as one memory, then one passive recall per question (see `eval/qa/run.py`).",
+        "Each note stored with `remember`, then one passive recall per question (see `eval/qa/run.py`);",
+        f"storing the notes: {dict(sorted(stored.items()))}.",
         "Part 4 is held out: its numbers are read, its questions are not.",
         "",
         "Reproduce:",
@@ -151,8 +180,8 @@ def render(by_part: dict[int, dict[str, Any]], auc: dict[int, float], command: s
     ]
     for part, d in by_part.items():
         name = f"{part} (held out)" if part in HELD_OUT else str(part)
-        lines.append(f"| {name} | {d['answered']} | {d['hit'] / d['answered']:.1%} | {d['top'] / d['answered']:.1%} | "
-                     f"{d['unanswered']} | {d['false_positive'] / d['unanswered']:.1%} | {auc[part]:.3f} |")
+        lines.append(f"| {name} | {d['answered']} | {_share(d['hit'], d['answered'])} | {_share(d['top'], d['answered'])} | "
+                     f"{d['unanswered']} | {_share(d['false_positive'], d['unanswered'])} | {auc[part]:.3f} |")
     lines += ["", "Embedder AUC: how often the best cosine of an answered question beats that of an unanswered one",
               "(0.5 is chance); a gate on cosine cannot separate the two better than this.", ""]
     return "\n".join(lines)
@@ -162,9 +191,10 @@ def main(args: argparse.Namespace) -> int:
     parts = [int(x) for x in (args.parts or ",".join(map(str, PARTS))).split(",")]
     by_part: dict[int, dict[str, Any]] = {}
     auc: dict[int, float] = {}
+    stored: Counter[str] = Counter()
     for part in parts:
         projects = load_part(part)
-        rows = [r for p in projects for r in run_project(p, args.config)]
+        rows = [r for p in projects for r in run_project(p, args.config, stored)]
         by_part[part] = summarise(rows)
         auc[part] = separability(projects)
         d = by_part[part]
@@ -173,9 +203,9 @@ def main(args: argparse.Namespace) -> int:
                   f"false positive {d['false_positive']}/{d['unanswered']}, embedder AUC {auc[part]:.3f}")
     out = report_dir(args)
     if out is not None:
-        command = "dynmem bench qa" + (f" --config {args.config}" if args.config else "")
+        command = "dynmem bench qa --canonical" + (f" --config {args.config}" if args.config else "")
         suffix = f"-{Path(args.config).stem}" if args.config else ""
-        (out / f"qa{suffix}.md").write_text(render(by_part, auc, command), encoding="utf-8")
+        (out / f"qa{suffix}.md").write_text(render(by_part, auc, command, stored), encoding="utf-8")
     if args.json:
         print(json.dumps({"parts": by_part, "auc": auc}))
     return 0

@@ -389,6 +389,9 @@ def test_a_question_for_a_person_lets_in_the_owner_of_the_thing_it_names() -> No
     ("where do the nightly exports end up?", "Nightly exports go to s3://ledger-exports/nightly."),
     ("where is the worker's config kept?", "Worker settings live in ~/.config/worker/settings.toml."),
     ("how do I reset my local database?", "To reset the local database, run `make db-reset`."),
+    ("what's the default port for the admin?", "The admin answers on :8443 behind the proxy."),
+    ("what day do we cut releases?", "Releases are cut on Thursdays."),
+    ("when does the export run?", "The export runs nightly."),
 ])
 def test_a_question_for_a_shape_of_value_lets_in_a_memory_holding_one(query: str, text: str) -> None:
     """The embedder scores such a pair under theta; the shape asked for and the shape held let it in,
@@ -421,7 +424,9 @@ def test_a_memory_holding_another_shape_than_the_one_asked_for_stays_out() -> No
     "do we use the command line or the GUI?", "which version control system do we use?",
     "what's the host language for the plugin?", "who hosts the weekly sync?", "where do we stand on the migration?",
     "how long ago did we switch to Postgres?", "what is the port of the app to Rust status?",
-    "can you report the anywhere-access bug?",
+    "can you report the anywhere-access bug?", "where did we leave off yesterday?", "where do you think the bug is?",
+    "I want to port the code to TypeScript, any tips?", "the port forwarding is broken", "when will it be done?",
+    "when is it ok to force push?", "commands are slow", "what's the command pattern here?",
 ])
 def test_a_question_that_asks_for_no_value_lets_nothing_in_by_shape(query: str) -> None:
     from engine.retrieval import asked_shapes
@@ -436,11 +441,23 @@ def test_a_question_that_asks_for_no_value_lets_nothing_in_by_shape(query: str) 
     ("duration", "Loaded 1 M rows."), ("duration", "Every request is logged."),
     ("place", "Our CI/CD runs on every push."), ("place", "Reads and/or writes 50k/min."), ("place", "Open 24/7."),
     ("command", "The class is `UserService`."), ("command", "Sorted by `created_at`."),
+    ("version", "Sprint 14 ends Friday."), ("version", "Step 1: clone the repo."), ("port", "Matthew 5:44"),
+    ("place", "We use Next.js for the web app."), ("place", "See README.md first."), ("time", "Every request is logged."),
 ])
 def test_a_text_without_a_value_of_the_shape_does_not_hold_one(shape: str, text: str) -> None:
     from engine.retrieval import holds_shape
 
     assert not holds_shape(text, shape)
+
+
+@pytest.mark.parametrize("text", ["a-" * 5000, "a." * 5000, "a.b.c." * 1600, "/a" * 5000, "x:" * 5000])
+def test_reading_a_shape_scans_a_bounded_prefix_of_a_long_text(text: str) -> None:
+    """Some shapes backtrack per word boundary: a stored text of any length is read only so far, so a
+    recall's cost is bounded; a value early in a long text is still read (positive control)."""
+    from engine.retrieval import _SCANNED, holds_shape
+
+    assert holds_shape("Listens on port 8080. " + text, "port")
+    assert not holds_shape("x" * (_SCANNED + 10) + " port 8080", "port")
 
 
 def test_a_memory_let_in_by_its_shape_never_takes_the_slot_of_one_that_passed_the_gate() -> None:
