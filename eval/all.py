@@ -25,6 +25,7 @@ RUNS: tuple[tuple[str, ...], ...] = (
     ("peers", "--config", "eval/peers/configs/theta-0.42.toml", "--out", "eval/results/peers-theta-0.42"),
     ("locomo",),
     ("locomo", "--config", "eval/locomo/configs/conversation.toml", "--out", "eval/results/locomo-conversation"),
+    ("qa",),
     ("perf",),
 )
 
