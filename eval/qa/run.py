@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from eval.cli import report_dir
+from eval import jsonl
 
 DATA = Path(__file__).resolve().parent / "data"
 PARTS = (1, 2, 3, 4)
@@ -65,13 +66,7 @@ def load_part(part: int, folder: Path = DATA) -> list[Project]:
     path = folder / f"part{part}.jsonl"
     notes: dict[str, list[str]] = {}
     questions: dict[str, list[Question]] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = Row.model_validate_json(line)
-        except ValidationError as e:
-            raise ValueError(f"{path.name} line {n}: {e.errors()[0]['loc']} {e.errors()[0]['msg']}") from None
+    for _, row in jsonl.rows(path, Row):
         notes.setdefault(row.project, [])
         qs = questions.setdefault(row.project, [])
         if row.note is None:

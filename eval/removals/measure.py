@@ -19,7 +19,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from eval import jsonl
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -34,13 +36,7 @@ class Message(BaseModel):
 
 def load(path: Path) -> list[Message]:
     out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            m = Message.model_validate_json(line)
-        except ValidationError as e:
-            raise ValueError(f"{path.name} line {n}: {e.errors()[0]['loc']} {e.errors()[0]['msg']}") from None
+    for n, m in jsonl.rows(path, Message):
         if m.thing not in m.text:
             raise ValueError(f"{path.name} line {n}: the thing {m.thing!r} is not in the text")
         out.append(m)
