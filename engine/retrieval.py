@@ -265,6 +265,7 @@ _EVERY = (r"\bevery\s+(?:other\s+|single\s+)?(?:\d+\s*|one\s+|two\s+|three\s+|fo
           r"quarter|year)\b|\b(?:hourly|daily|nightly|weekly|biweekly|fortnightly|monthly|quarterly|yearly|annually)\b")
 _SPAN = (r"\b\d+(?:\.\d+)?(?:ms|s|m|h|d|w|y)\b|\b\d+(?:\.\d+)?\s*(?:milliseconds?|secs?|seconds?|mins?|minutes?|hrs?|"
          r"hours?|days?|weeks?|months?|years?)\b")
+# A version has two or three numbers: four are an IP address ("10.0.0.12"), a host, never a version.
 # Nouns a number counts rather than versions ("Step 1", "Sprint 14", "Chapter 11").
 _COUNTED_NOUNS = ("Step|Steps|Chapter|Iteration|Sprint|Phase|Issue|Issues|Part|Day|Days|Week|Weeks|Section|Page|Line|Round|"
                   "Stage|Level|Table|Figure|Item|Task|Ticket|Room|Floor|Team|Group|Batch|Option|Point|Slide|Row|Column|Q")
@@ -272,7 +273,7 @@ _HOLDS_SHAPE = {
     "port": re.compile(r"\bport\s*(?:is\s+|=\s*|:\s*|number\s+|to\s+|from\s+\d+\s+to\s+)?`?(?<![\d.:])\d{2,5}\b(?![:.]\d)"
                        r"|(?:\blocalhost|\b\d{1,3}(?:\.\d{1,3}){3}|\b[a-z][\w-]*(?:\.[\w-]+)+):\d{2,5}\b(?![:.]\d)"
                        r"|(?<![\w:-]):\d{2,5}\b(?![:.]\d)", re.IGNORECASE),
-    "version": re.compile(r"(?<![\w.$])v?\d+\.\d+(?:\.\d+)*(?!\w|\.\d|\s*(?:%|percent|ms|s\b|seconds?|minutes?|hours?|"
+    "version": re.compile(r"(?<![\w.$])v?\d+\.\d+(?:\.\d+)?(?!\w|\.\d|\s*(?:%|percent|ms|s\b|seconds?|minutes?|hours?|"
                           r"days?|million|billion|k\b|gb|mb|tb))|\bv\d+\b|(?<![\w.])(?!(?:" + _COUNTED_NOUNS + r")\s)"
                           r"[A-Z][\w+-]*\s+\d{1,3}\b(?![.,:%/]?\d)"),
     "duration": re.compile(f"{_SPAN}|{_EVERY}", re.IGNORECASE),
@@ -296,10 +297,6 @@ _SCANNED = 1000
 
 def holds_shape(text: str, shape: str) -> bool:
     """Whether ``text`` holds a value of ``shape`` (one of :func:`asked_shapes`' names)."""
-    text = text[:_SCANNED]
-    if shape == "version" and re.search(r"\b\d{1,3}(?:\.\d{1,3}){3}\b", text) and not re.search(
-            r"\bv?\d+\.\d+(?:\.\d+)?\b(?!\.\d)", re.sub(r"\b\d{1,3}(?:\.\d{1,3}){3}\b", " ", text)):
-        return False  # an IP address only: four numbers are a host, never a version
     return _HOLDS_SHAPE[shape].search(text[:_SCANNED]) is not None
 
 
