@@ -187,11 +187,14 @@ def main(args: argparse.Namespace) -> int:
     by_part: dict[int, dict[str, Any]] = {}
     auc: dict[int, float] = {}
     stored: Counter[str] = Counter()
+    from actors.embedder import make_embedder
+
+    embedder = make_embedder("minilm")  # loaded once for every part's separability
     for part in parts:
         projects = load_part(part)
         rows = [r for p in projects for r in run_project(p, args.config, stored)]
         by_part[part] = summarise(rows)
-        auc[part] = separability(projects)
+        auc[part] = separability(projects, embedder)
         d = by_part[part]
         if not args.json:
             print(f"part {part}: note injected {d['hit']}/{d['answered']}, first {d['top']}/{d['answered']}, "
