@@ -17,19 +17,16 @@ randomness). Pure: no I/O besides reading the weights once, no clock.
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
-import math
 import re
-from collections.abc import Iterable, Sequence
-from importlib import resources
+from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["DIM", "Example", "features", "load_weights", "score", "train"]
+from actors.llm import linear
 
-DIM = 1 << 14  # hashed feature space
+__all__ = ["DIM", "Example", "features", "load_weights", "score", "shaped", "train"]
+
+DIM = linear.DIM
 _WEIGHTS = "durable_weights.json"
 
 _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -44,7 +41,7 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _WORD = re.compile(r"<\w+>|[a-z][a-z'’-]*|[?!:]")
 
 
-def _shaped(text: str) -> str:
+def shaped(text: str) -> str:
     out = text
     for name, pattern in _SHAPES:
         out = pattern.sub(f" {name} ", out)
@@ -55,14 +52,10 @@ def _bucket(n: int) -> str:
     return "len:" + ("1-3" if n <= 3 else "4-7" if n <= 7 else "8-14" if n <= 14 else "15-25" if n <= 25 else "26+")
 
 
-def _hash(feature: str) -> int:
-    return int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=4).digest(), "little") % DIM
-
-
 def features(text: str, speaker: str) -> list[int]:
     """The hashed feature indices of a clause said by ``speaker`` ("user" or "assistant")."""
-    shaped = _shaped(text.strip())
-    words = _WORD.findall(shaped.lower())
+    text_shaped = shaped(text.strip())
+    words = _WORD.findall(text_shaped.lower())
     feats = [f"s:{speaker}", _bucket(len(words)), "bias"]
     if words:
         feats += [f"first:{words[0]}", f"last:{words[-1]}", f"s:{speaker}|first:{words[0]}"]
@@ -75,7 +68,7 @@ def features(text: str, speaker: str) -> list[int]:
     feats += [f"w:{w}" for w in words]
     feats += [f"b:{a} {b}" for a, b in zip(words, words[1:], strict=False)]
     feats += [f"c:{w[i:i + 4]}" for w in words if len(w) > 4 and not w.startswith("<") for i in range(len(w) - 3)]
-    return sorted({_hash(f) for f in feats})
+    return linear.hashed(feats)
 
 
 class Example:
@@ -88,59 +81,24 @@ class Example:
 
 
 def train(examples: Sequence[Example], *, l2: float = 1e-4, epochs: int = 3000, lr: float = 8.0) -> np.ndarray:
-    """Weights of a logistic regression over ``features`` (full-batch gradient descent, deterministic).
-
-    Classes are weighted to equal total weight, so a corpus with more of one label does not
-    shift the decision line.
-    """
+    """Weights of a logistic regression over ``features`` (``linear.fit``: deterministic, classes weighted equally)."""
     if not examples:
         raise ValueError("training needs at least one example")
-    rows = [features(e.text, e.speaker) for e in examples]
-    y = np.array([float(e.label) for e in examples])
-    pos = max(1.0, float(y.sum()))
-    neg = max(1.0, float(len(y) - y.sum()))
-    cw = np.where(y > 0, len(y) / (2 * pos), len(y) / (2 * neg))
-    # A sparse design matrix as (row, column, value) triples: bincount is an exact, ordered sum.
-    r_idx = np.concatenate([np.full(len(idx), i) for i, idx in enumerate(rows)])
-    c_idx = np.concatenate([np.asarray(idx, dtype=np.int64) for idx in rows])
-    val = np.concatenate([np.full(len(idx), 1.0 / math.sqrt(len(idx))) for idx in rows])
-    w = np.zeros(DIM)
-    for _ in range(epochs):
-        p = 1.0 / (1.0 + np.exp(-np.bincount(r_idx, weights=w[c_idx] * val, minlength=len(rows))))
-        g = (p - y) * cw / len(y)
-        w -= lr * (np.bincount(c_idx, weights=g[r_idx] * val, minlength=DIM) + l2 * w)
-    return w
-
-
-def _logit(w: np.ndarray | dict[int, float], idx: Iterable[int]) -> float:
-    idx = list(idx)
-    if not idx:
-        return 0.0
-    if isinstance(w, dict):
-        total = sum(w.get(i, 0.0) for i in idx)
-    else:
-        total = float(w[idx].sum())
-    return total / math.sqrt(len(idx))
+    return linear.fit([features(e.text, e.speaker) for e in examples], [e.label for e in examples], l2=l2,
+                      epochs=epochs, lr=lr)
 
 
 def probability(w: np.ndarray | dict[int, float], text: str, speaker: str) -> float:
     """P(durable) of a clause under weights ``w``."""
-    return 1.0 / (1.0 + math.exp(-_logit(w, features(text, speaker))))
+    return linear.probability(w, features(text, speaker))
 
 
-def to_json(w: np.ndarray, threshold: float, meta: dict[str, object]) -> str:
-    """The shipped form: the non-zero weights, rounded, with the decision threshold and provenance."""
-    nz = {str(i): round(float(v), 5) for i, v in enumerate(w) if abs(v) >= 1e-5}
-    return json.dumps({"dim": DIM, "threshold": threshold, "meta": meta, "weights": nz}, sort_keys=True, indent=0) + "\n"
+to_json = linear.to_json
 
 
-@functools.lru_cache(maxsize=1)
 def load_weights() -> tuple[dict[int, float], float]:
     """The shipped weights and threshold (read once from the package)."""
-    raw = json.loads(resources.files("actors.llm.data").joinpath(_WEIGHTS).read_text(encoding="utf-8"))
-    if raw.get("dim") != DIM:
-        raise ValueError(f"{_WEIGHTS}: feature dimension {raw.get('dim')} != {DIM}; retrain with eval.durable.train")
-    return {int(k): float(v) for k, v in raw["weights"].items()}, float(raw["threshold"])
+    return linear.load(_WEIGHTS, "eval.durable.train")
 
 
 def score(text: str, speaker: str) -> float:

@@ -19,7 +19,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 
-from actors.llm import durable
+from actors.llm import durable, removal
 from actors.llm.rules_answers import answered_fact
 from actors.llm.rules_choices import REMOVAL, extract_choice, extract_removal, extract_switch
 from actors.llm.rules_clause import (
@@ -773,9 +773,17 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     said = {}
     for speaker, body in bodies.items():
         split = sentences(body, speaker == "assistant")
+        stated = [sentence for sentence in statements(split_trailing_requests(split))  # never a question or request (issue 13)
+                  if not MEMORY_TALK.search(sentence)]
         said[speaker] = [_findings(sentence, speaker, extractors, listed[speaker], opening=bool(split) and sentence == split[0])
-                         for sentence in statements(split_trailing_requests(split))  # never a question or request (issue 13)
-                         if not MEMORY_TALK.search(sentence)]
+                         for sentence in stated]
+        # What the statements say is gone, read by the learned model (``removal``): each such thing
+        # retires the memories that still state it, unless a reading above (of either speaker) already does.
+        retired = [set(_words(value)) for groups in said.values() for group in groups for f in group
+                   for value in ((f.belief,) if f.negated else ()) + f.retires]
+        said[speaker].append([Finding("", "", Kind.FACT, "", retires=(thing,))
+                              for thing in removal.gone(" ".join(stated), speaker)
+                              if not any(set(_words(thing)) <= r for r in retired)])
     # A diff the assistant shows is the change it made, line by line (``rules_diffs``).
     said["assistant"].append(diff_findings(unit.assistant))
     answer = answered_command(unit.user, sentences(bodies["assistant"], True))  # "how do we build the docs?" "Run `x`."
@@ -810,6 +818,8 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                      for f in found for value in f.retires] + [f for f in found if f.text]
             for f in found:
                 ident = (f.key, f.belief, f.negated, f.text if not f.key or f.as_said else "")
+                if f.negated and not f.key:  # one removal of a value a turn, however many readings find it
+                    ident = ("", normalize_belief(f.belief), True, "")
                 if ident in seen:
                     continue
                 if f.key:

@@ -344,9 +344,13 @@ def test_a_clause_kept_as_said_never_restates_what_its_turn_removed() -> None:
                     reply, profile="extractive")
     assert ("The project no longer uses the coupon_engine module.", "", "coupon_engine module") in found
     assert not any("coupon_engine" in text for text, _, _ in found if not text.startswith("The project no longer"))
-    # positive control: without a removal in the turn, the same reply is kept as said
-    kept = extract("tidy up CheckoutView please", reply, profile="extractive")
-    assert any(text.startswith("Removed the `coupon_engine` module") for text, _, _ in kept)
+    # positive control: a reply that keeps the module is kept as said
+    kept = extract("tidy up CheckoutView please", reply.replace("Removed", "Moved").replace("from", "into"),
+                   profile="extractive")
+    assert any(text.startswith("Moved the `coupon_engine` module") for text, _, _ in kept)
+    # and the reply alone says the module is gone (``actors.llm.removal``), so it is not kept as said
+    alone = extract("tidy up CheckoutView please", reply, profile="extractive")
+    assert not any("coupon_engine" in text for text, _, _ in alone if not text.startswith("No longer current"))
 
 
 @pytest.mark.parametrize(("said", "key", "value"), [
