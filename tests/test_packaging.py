@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DATA = ("configs/default.toml", "configs/prompts/extract.md", "configs/prompts/judge.md",
                 "examples/shop-api-history.jsonl", "examples/shop-api-questions.json",
                 "bridge/opencode/dynmem.js", "bridge/inspector/templates/base.html",
-                "bridge/inspector/static/inspector.js", "bridge/inspector/static/inspector.css")
+                "bridge/inspector/static/inspector.js", "bridge/inspector/static/inspector.css",
+                "actors/llm/data/durable_weights.json", "actors/llm/data/removal_weights.json",
+                "actors/llm/data/durable.jsonl", "actors/llm/data/removal.jsonl")
 
 
 def _clean_copy(dest: Path) -> Path:

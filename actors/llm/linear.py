@@ -18,7 +18,7 @@ from importlib import resources
 
 import numpy as np
 
-__all__ = ["DIM", "fit", "hashed", "load", "logit", "to_json"]
+__all__ = ["DIM", "fit", "hashed", "load", "logit", "pick_threshold", "precision_recall", "probability", "to_json"]
 
 DIM = 1 << 14  # hashed feature space
 
@@ -85,3 +85,21 @@ def load(filename: str, trainer: str) -> tuple[dict[int, float], float]:
     if raw.get("dim") != DIM:
         raise ValueError(f"{filename}: feature dimension {raw.get('dim')} != {DIM}; retrain with {trainer}")
     return {int(k): float(v) for k, v in raw["weights"].items()}, float(raw["threshold"])
+
+
+def precision_recall(scored: Iterable[tuple[float, int]], threshold: float) -> tuple[float, float, int, int]:
+    """Precision, recall, true and false positives of ``(probability, label)`` pairs at ``threshold``."""
+    pairs = list(scored)
+    tp = sum(1 for p, y in pairs if p >= threshold and y)
+    fp = sum(1 for p, y in pairs if p >= threshold and not y)
+    return tp / max(1, tp + fp), tp / max(1, sum(y for _, y in pairs)), tp, fp
+
+
+def pick_threshold(scored: Iterable[tuple[float, int]], min_precision: float) -> float:
+    """The lowest threshold in 0.30..0.95 (most recall) whose precision is at least ``min_precision``."""
+    pairs = list(scored)
+    for t in [x / 100 for x in range(30, 96)]:
+        kept = [y for p, y in pairs if p >= t]
+        if kept and sum(kept) / len(kept) >= min_precision:
+            return t
+    return 0.95

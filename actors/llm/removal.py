@@ -29,12 +29,13 @@ import numpy as np
 
 from actors.llm import linear
 from actors.llm.durable import shaped
+from actors.llm.rules_text import STOPWORDS, tech_category, tech_name
 
-__all__ = ["Labelled", "features", "gone", "named_things", "probability", "train"]
+__all__ = ["Labelled", "features", "gone", "load_weights", "named_things", "probability", "train"]
 
 _WEIGHTS = "removal_weights.json"
 _THING = "\x01"  # stands for the thing being read, before shaping
-_WORD = re.compile(r"<\w+>|[a-z][a-z'’-]*|[?!:,;.()]")
+_WORD = re.compile(r"<\w+>|[a-z][a-z'’-]*|[?!:,;()]|\.(?=\s|$)")  # a dot ends a sentence, not "config.yaml"
 _STOPS = frozenset(".?!;")  # what ends the sentence a thing is read in
 _WINDOW = 6  # words either side that are read by position or as a bag
 
@@ -51,7 +52,8 @@ class Labelled(NamedTuple):
 def _masked(text: str, thing: str) -> str:
     """The text with every whole occurrence of the thing (with or without backticks) marked."""
     bare = thing.strip("`")
-    pattern = re.compile(rf"`?(?<![\w./-]){re.escape(bare)}(?![\w/-]|\.\w)`?")
+    name = re.escape(bare)
+    pattern = re.compile(rf"`{name}`|(?<![\w./`-]){name}(?![\w/`-]|\.\w)")
     return pattern.sub(f" {_THING} ", text)
 
 
@@ -83,14 +85,15 @@ def features(text: str, thing: str, speaker: str) -> list[int]:
     marked = shaped(_masked(text.strip(), thing)).replace(_THING, " <thing> ")
     words = _WORD.findall(marked.lower())
     feats = [f"s:{speaker}", "bias"]
-    if text.rstrip().endswith("?"):
-        feats.append("ends:?")
     if "`" in thing:
         feats.append("coded")
     at = [i for i, w in enumerate(words) if w == "<thing>"]
     if not at:
         feats.append("unseen")
     for i in at:
+        end = next((k for k in range(i, len(words)) if words[k] in _STOPS), len(words))
+        if end < len(words) and words[end] == "?":
+            feats.append("ends:?")  # the thing is named in a question
         clause, place = _clause(words, i)
         feats += [f"w:{w}" for w in clause if w != "<thing>"]
         feats += [f"sb:{x} {y}" for x, y in zip(clause, clause[1:], strict=False)]
@@ -140,94 +143,94 @@ _FORMED = re.compile(
     r"|\b[a-z]+\d[\w]*\b"  # node16, s3
     r"|#[a-z][\w-]+"  # a #channel
 )
-# A capitalised name of one to three words ("Redis", "Google Analytics", "CircleCI").
 # A name of one to three capitalised words, or in capitals ("Redis", "Google Analytics", "Drone CI",
 # "SQS", "jQuery"), with the major version it is named with ("Python 3.8", "Helm 2").
 _NAME_WORD = r"(?:[A-Z][\w+.]*[a-z0-9+][\w+]*|[A-Z][A-Z0-9]{2,6}\b|[a-z]+[A-Z]\w*)"
 _CAPITALISED = re.compile(rf"\b{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}}(?:\s+v?\d+(?:\.(?:\d+|x))*\b)?")
 _NUMBER = re.compile(r"v?\d+(?:[.,:]\d+)*[a-z%]*", re.I)
+_ABBREVIATION = re.compile(r"(?:[a-z]\.)+[a-z]\.?", re.I)  # "e.g", "i.e", "a.k.a"
+# Where a sentence or a list item opens, before a word (searched in the few characters before it).
+_OPENS = re.compile(r"(?:^|[.!?:]\s+|\n\s*(?:[-*]\s+)?)$")
+# A lower-case word standing alone in prose (not part of code, a path or an identifier).
+_PROSE_WORD = re.compile(r"(?<![\w`./-])[a-z][a-z]+(?![\w`/-])")
 
 
 @functools.lru_cache(maxsize=1)
 def _common_words() -> frozenset[str]:
-    """Words of ordinary prose: the whole words of the bundled embedder's English vocabulary ("removed",
-    "took"), and the lower-case words that three or more messages of the shipped training corpora use
-    ("config", "repo", "webhook"). Neither list is written by hand."""
-    from actors.embedder import MODEL_PACKAGE
-
-    words: set[str] = set()
-    try:
-        vocab = (resources.files(MODEL_PACKAGE) / "model" / "vocab.txt").read_text(encoding="utf-8")
-        words.update(w for w in vocab.split() if w.isalpha() and w.islower())
-    except (ModuleNotFoundError, FileNotFoundError):
-        pass
+    """Words of ordinary prose: the lower-case words that three or more messages of the shipped training
+    corpora (``durable.jsonl``, ``removal.jsonl``: about 5,800 chat messages) use alone in prose
+    ("removed", "took", "config", "repo"). Not written by hand, and the same on every install."""
     seen: Counter[str] = Counter()
     for corpus in ("durable.jsonl", "removal.jsonl"):
         for line in resources.files("actors.llm.data").joinpath(corpus).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 seen.update(set(_PROSE_WORD.findall(json.loads(line)["text"])))
-    words.update(w for w, n in seen.items() if n >= 3)
-    return frozenset(words)
-
-
-# A lower-case word standing alone in prose (not part of code, a path or an identifier).
-_PROSE_WORD = re.compile(r"(?<![\w`./-])[a-z][a-z]+(?![\w`/-])")
+    return frozenset(w for w, n in seen.items() if n >= 3)
 
 
 def _name_like(word: str) -> bool:
-    """Whether a capitalised word opening a sentence may be a name: not a common English word, or a
-    known technology, or written with an inner capital or a digit."""
-    from actors.llm.rules_text import tech_category, tech_name
-
+    """Whether a capitalised word opening a sentence may be a name: not a common word, or a known
+    technology, or written with an inner capital or a digit."""
     return (bool(re.search(r"[A-Z0-9]", word[1:])) or word.lower() not in _common_words()
             or bool(tech_category(tech_name(word))))
+
+
+def _plain_parts(value: str) -> bool:
+    """Whether a word is a phrase, not a name: common words joined by hyphens ("chilled-out", "server-side"),
+    or two numbers or short common words around a slash ("24/7", "and/or"; a path such as
+    "internal/api/schema" stays a name)."""
+    if "/" in value:
+        parts = value.split("/")
+        return len(parts) == 2 and all(p.isdigit() or (p.isalpha() and len(p) <= 3 and p.lower() in _common_words())
+                                       for p in parts)
+    parts = value.split("-")
+    return len(parts) > 1 and all(p.isalpha() and p.lower() in _common_words() for p in parts)
 
 
 def named_things(text: str) -> list[str]:
     """The named things of a message, by form, in order of appearance (each once).
 
     A capitalised word opening a sentence is taken only when it is no common word ("Removed",
-    "The") and looks like a name (an inner capital, a digit, or a known technology); numbers and
-    versions are values, not things.
+    "The") or looks like a name (an inner capital, a digit, or a known technology); an opening
+    name of several words is read both whole and without its first word ("Ditched Sentry",
+    "Google Analytics"). Numbers, versions, abbreviations and compounds of common words are no things.
     """
-    from actors.llm.rules_text import STOPWORDS, tech_category, tech_name
-
     found: list[tuple[int, str]] = []
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text) + 1)
 
-    def free(a: int, b: int) -> bool:
-        return all(b <= x or a >= y for x, y in taken)
+    def take(a: int, b: int) -> bool:
+        if any(taken[a:b]):
+            return False
+        taken[a:b] = b"\x01" * (b - a)
+        return True
 
     for m in _FORMED.finditer(text):
         value = m.group(0).rstrip(".")
-        if _NUMBER.fullmatch(value.strip("`")) or not free(m.start(), m.end()):
-            continue
-        if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", value) and all(p in _common_words() for p in value.split("-")):
-            continue  # "chilled-out", "server-side", "squash-merge": a compound of common words, no name
+        bare = value.strip("`")
+        if not take(m.start(), m.end()) or _NUMBER.fullmatch(bare) or _ABBREVIATION.fullmatch(bare) \
+                or (value == bare and _plain_parts(value)):
+            continue  # the span stays taken: "react-query" yields no "react" below
         found.append((m.start(), value))
-        taken.append((m.start(), m.end()))
     for m in _CAPITALISED.finditer(text):
-        if not free(m.start(), m.end()):
+        if any(taken[m.start():m.end()]):
             continue
         words = m.group(0).split()
-        opening = re.search(r"(?:^|[.!?:]\s+|\n\s*(?:[-*]\s+)?)$", text[:m.start()]) is not None
+        opening = _OPENS.search(text, max(0, m.start() - 16), m.start()) is not None
         while words and words[0].lower() in STOPWORDS:
             words, opening = words[1:], False
-        if opening and words and not _name_like(words[0]):
-            words = words[1:]  # "Removed Redis", "Pillow is gone": an opening common word is no name
-        elif opening and len(words) > 1:  # "Ditched Sentry", "Gitea Actions": both readings, the model decides
-            found.append((m.start() + m.group(0).index(words[1]), " ".join(words[1:])))
+        if opening and len(words) > 1:  # "Ditched Sentry", "Google Analytics": both readings, the model decides
+            found.append((m.start() + len(m.group(0)) - len(" ".join(words[1:])), " ".join(words[1:])))
+        elif opening and words and not _name_like(words[0]):
+            continue  # "Removed", "Pillow is gone": an opening common word is no name
         if not words or re.fullmatch(r"[A-Z]{2,}s", words[-1]):
             continue  # "PRs", "APIs": a plural of a common noun
-        name = " ".join(words)
-        found.append((m.start(), name))
-        taken.append((m.start(), m.end()))
+        take(m.start(), m.end())
+        found.append((m.start(), " ".join(words)))
     for m in re.finditer(r"\b[a-z][a-z0-9]+\b", text):
         word = m.group(0)
-        if free(m.start(), m.end()) and word not in STOPWORDS and (
-                tech_category(tech_name(word)) or (len(word) >= 4 and word not in _common_words())):
-            found.append((m.start(), m.group(0)))
-            taken.append((m.start(), m.end()))
+        if word not in STOPWORDS and (tech_category(tech_name(word)) or (len(word) >= 4 and word not in _common_words())) \
+                and take(m.start(), m.end()):
+            found.append((m.start(), word))
     out: list[str] = []
     for _, value in sorted(found):
         if value not in out:
@@ -235,9 +238,14 @@ def named_things(text: str) -> list[str]:
     return out
 
 
-# A name written as code, or with a digit, an identifier character or an inner capital: "`moment`",
-# "node16", "auth-v2", "LEGACY_SSO_URL", "GlitchTip". A plain word ("Python", "redis") is not.
-_FORMED_NAME = re.compile(r"^`|\d|[./_:@#-]|^.+[A-Z]")
+# A name written as code, or with a digit, an identifier character or a capital inside a word:
+# "`moment`", "node16", "auth-v2", "LEGACY_SSO_URL", "GlitchTip". A plain word ("Python", "redis"), one
+# in capitals ("TODO", "PDF") or words joined by hyphens outside code (``_COMPOUND``) is not.
+_FORMED_NAME = re.compile(r"^`|\d|[./_:@#-]|[a-z0-9][A-Z]")
+# Words joined by hyphens, not in code: "hard-coded", "left-pad". A name or a phrase; `left-pad` in code is a name.
+_COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")
+# A sentence, up to where it ends (a stop before white space or the end).
+_SENTENCE = re.compile(r".+?(?:[.?!;](?=\s|$)|$)", re.S)
 
 
 def gone(text: str, speaker: str) -> list[str]:
@@ -245,8 +253,18 @@ def gone(text: str, speaker: str) -> list[str]:
 
     Only names of a distinctive form count: a plain word is also the name of a language, a team or
     a part of the product ("for the Python code", "Mei (models)"), and every memory that mentions
-    it would be retired with it, so a misreading costs too much.
+    it would be retired with it, so a misreading costs too much. Each thing is read in the sentences
+    that name it: the model reads nothing else, and a long message costs time in its length, not in
+    its length times its things.
     """
     w, threshold = load_weights()
-    return [t.strip("`") for t in named_things(text)
-            if _FORMED_NAME.search(t) and probability(w, text, t, speaker) >= threshold]
+    sentences = [m.group(0) for m in _SENTENCE.finditer(text)]
+    out = []
+    for thing in named_things(text):
+        if not _FORMED_NAME.search(thing) or _COMPOUND.fullmatch(thing):
+            continue
+        bare = thing.strip("`")
+        naming = " ".join(s for s in sentences if bare in s)
+        if probability(w, naming or text, thing, speaker) >= threshold:
+            out.append(bare)
+    return out

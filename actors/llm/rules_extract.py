@@ -782,7 +782,7 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
         retired = [set(_words(value)) for groups in said.values() for group in groups for f in group
                    for value in ((f.belief,) if f.negated else ()) + f.retires]
         said[speaker].append([Finding("", "", Kind.FACT, "", retires=(thing,))
-                              for thing in removal.gone(" ".join(stated), speaker)
+                              for thing in removal.gone(" ".join(_terminated(s) for s in stated), speaker)
                               if not any(set(_words(thing)) <= r for r in retired)])
     # A diff the assistant shows is the change it made, line by line (``rules_diffs``).
     said["assistant"].append(diff_findings(unit.assistant))
@@ -815,7 +815,8 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
             # clause itself is stored: "from 8081 to 9090" is "no longer 8081" and "9090".
             found = [Finding("", value, Kind.FACT, f"No longer current: {value}" + (f" ({f.text.rstrip('.')})." if f.text else "."),
                              negated=True)
-                     for f in found for value in f.retires] + [f for f in found if f.text]
+                     for f in found for value in f.retires
+                     if not (_SECRET_LIKE.search(value) or _CREDENTIAL_ENV.search(value))] + [f for f in found if f.text]
             for f in found:
                 ident = (f.key, f.belief, f.negated, f.text if not f.key or f.as_said else "")
                 if f.negated and not f.key:  # one removal of a value a turn, however many readings find it
@@ -849,6 +850,12 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     # flag and everything behind it" beside "sealed bids is dead" would serve the dead value.
     gone = [set(_words(c.belief)) for c in out if c.negated and c.belief]
     return [c for c in out if c.negated or c.key or not any(g and g <= set(_words(c.text)) for g in gone)]
+
+
+def _terminated(sentence: str) -> str:
+    """A sentence with a full stop when it has none (a list item, a line of a report), so that the
+    removal model never reads two lines as one."""
+    return sentence if re.search(r"[.!?;:]\s*$", sentence) else sentence.rstrip() + "."
 
 
 def _words(text: str) -> list[str]:

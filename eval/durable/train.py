@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
-from actors.llm import durable
+from actors.llm import durable, linear
 
 CORPUS = "durable.jsonl"
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "durable.md"
@@ -89,18 +89,11 @@ def cross_author(rows: list[Row]) -> list[Scored]:
 
 def pick_threshold(scored: list[Scored]) -> float:
     """The lowest threshold (most recall) whose out-of-fold precision is at least MIN_PRECISION."""
-    for t in [x / 100 for x in range(30, 96)]:
-        kept = [s.label for s in scored if s.p >= t]
-        if kept and sum(kept) / len(kept) >= MIN_PRECISION:
-            return t
-    return 0.95
+    return linear.pick_threshold([(s.p, s.label) for s in scored], MIN_PRECISION)
 
 
 def _precision_recall(scored: list[Scored], threshold: float) -> tuple[float, float, int, int]:
-    tp = sum(1 for s in scored if s.p >= threshold and s.label)
-    fp = sum(1 for s in scored if s.p >= threshold and not s.label)
-    positives = sum(s.label for s in scored)
-    return tp / max(1, tp + fp), tp / max(1, positives), tp, fp
+    return linear.precision_recall([(s.p, s.label) for s in scored], threshold)
 
 
 def _by_part(scored: list[Scored], threshold: float) -> list[str]:

@@ -80,17 +80,11 @@ def cross_author(rows: list[tuple[int, removal.Labelled]]) -> list[Scored]:
 
 def pick_threshold(scored: list[Scored]) -> float:
     """The lowest threshold (most recall) whose precision across writers is at least MIN_PRECISION."""
-    for t in [x / 100 for x in range(30, 96)]:
-        kept = [s.label for s in scored if s.p >= t]
-        if kept and sum(kept) / len(kept) >= MIN_PRECISION:
-            return t
-    return 0.95
+    return linear.pick_threshold([(s.p, s.label) for s in scored], MIN_PRECISION)
 
 
 def _pr(scored: list[Scored], threshold: float) -> tuple[float, float]:
-    tp = sum(1 for s in scored if s.p >= threshold and s.label)
-    fp = sum(1 for s in scored if s.p >= threshold and not s.label)
-    return tp / max(1, tp + fp), tp / max(1, sum(s.label for s in scored))
+    return linear.precision_recall([(s.p, s.label) for s in scored], threshold)[:2]
 
 
 def heldout(w: dict[int, float], threshold: float) -> dict[str, tuple[int, int]]:

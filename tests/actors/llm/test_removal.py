@@ -55,11 +55,14 @@ def test_the_same_message_reads_the_old_thing_gone_and_the_new_one_kept() -> Non
 
 
 @pytest.mark.parametrize(("text", "things"), [
-    ("Removed Redis from the stack, we use Valkey now.", ["Redis", "Valkey"]),
+    ("Removed Redis from the stack, we use Valkey now.", ["Removed Redis", "Redis", "Valkey"]),
     ("Took out GOOGLE_TAG_ID and src/analytics/gtm.ts", ["GOOGLE_TAG_ID", "src/analytics/gtm.ts"]),
     ("the old box at ci.example.com and `legacy-auth` are gone", ["ci.example.com", "`legacy-auth`"]),
     ("Deleted node16 images; bumped to 2.4.1 on port 8080.", ["node16"]),  # numbers and versions are values
     ("The team agreed. We will see.", []),  # sentence case is no name
+    ("Removed the old deps, e.g. `left-pad`, and/or the 24/7 TODO pager.", ["`left-pad`", "TODO", "pager"]),
+    ("we use react-query and the server-side cache", []),  # compounds of common words are phrases
+    ("Google Analytics is gone", ["Google Analytics", "Analytics"]),  # an opening name: both readings
 ])
 def test_named_things_are_found_by_their_form(text: str, things: list[str]) -> None:
     assert removal.named_things(text) == things
@@ -82,6 +85,25 @@ def test_a_corpus_line_whose_thing_is_not_in_its_text_is_named(tmp_path) -> None
 
 def _unit(user: str = "", assistant: str = "") -> Unit:
     return Unit(id="u1", project="p", session="s", ts_ms=1, user=user, assistant=assistant, turn=1, request_id="r1")
+
+
+def test_a_thing_in_capitals_or_an_abbreviation_is_never_acted_on() -> None:
+    assert removal.gone("Removed the TODO comments and the PDF export.", "assistant") == []
+    assert removal.gone("Removed `pdf-export`.", "assistant") == ["pdf-export"]  # positive control
+
+
+def test_each_line_of_a_report_is_read_on_its_own() -> None:
+    """Lines without a full stop are separate sentences to the extractor, so a later line never
+    changes how an earlier one is read."""
+    said = extract_unit(_unit(assistant="Done:\n- Ripped out `legacy-auth`\n- `auth-v2` handles login now"), "project:p")
+    assert [c.belief for c in said if c.negated] == ["legacy-auth"]
+
+
+def test_a_secret_shaped_token_is_never_stored_as_a_removal() -> None:
+    said = extract_unit(_unit(assistant="Removed the hard-coded key `sk_live_51Habc123XYZ987qwe` from config.py."), "project:p")
+    assert not [c for c in said if "sk_live" in c.text or "sk_live" in c.belief]
+    control = extract_unit(_unit(assistant="Removed the hard-coded `stripe-mock` from config.py."), "project:p")
+    assert [c.belief for c in control if c.negated] == ["stripe-mock"]  # positive control
 
 
 def test_the_extractor_retires_what_a_statement_says_is_gone_and_not_what_a_question_asks() -> None:

@@ -350,6 +350,7 @@ def test_a_clause_kept_as_said_never_restates_what_its_turn_removed() -> None:
     assert any(text.startswith("Moved the `coupon_engine` module") for text, _, _ in kept)
     # and the reply alone says the module is gone (``actors.llm.removal``), so it is not kept as said
     alone = extract("tidy up CheckoutView please", reply, profile="extractive")
+    assert ("No longer current: coupon_engine.", "", "coupon_engine") in alone
     assert not any("coupon_engine" in text for text, _, _ in alone if not text.startswith("No longer current"))
 
 
