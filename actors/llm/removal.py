@@ -4,8 +4,8 @@
 RabbitMQ": a removal is said in more ways than any list of verbs holds, and "should we drop X?",
 "removed the retry around X" or "X removed the need for Y" name a thing beside words of removal
 without saying it is gone. This model reads one named thing in its message: a logistic
-regression (``linear``) over the words around the thing (by position, left and right), the
-message's words and the shapes of its other values, trained on messages written for this purpose
+regression (``linear``) over the words around the thing (by position, left and right) and the
+words and value shapes of the clause it is named in, trained on messages written for this purpose
 by helpers who never read the extractor or any evaluation data (``actors/llm/data/removal.jsonl``,
 its README says how it was made), each named thing labelled gone or not.
 
@@ -38,6 +38,10 @@ _THING = "\x01"  # stands for the thing being read, before shaping
 _WORD = re.compile(r"<\w+>|[a-z][a-z'’-]*|[?!:,;()]|\.(?=\s|$)")  # a dot ends a sentence, not "config.yaml"
 _STOPS = frozenset(".?!;")  # what ends the sentence a thing is read in
 _WINDOW = 6  # words either side that are read by position or as a bag
+# Bounds on the work for one thing, far above any training message (371 characters, a thing named at most
+# four times), so that a long unpunctuated paste costs time in its length: words read either side, places read.
+_REACH = 60
+_OCCURRENCES = 8
 
 
 class Labelled(NamedTuple):
@@ -61,10 +65,10 @@ def _clause(words: list[str], i: int) -> tuple[list[str], int]:
     """The words of the clause the thing at ``words[i]`` is read in, and its place there: its sentence
     (to the nearest stop or semicolon) without bracketed asides, or the aside it is inside."""
     a = i
-    while a > 0 and words[a - 1] not in _STOPS:
+    while a > max(0, i - _REACH) and words[a - 1] not in _STOPS:
         a -= 1
     b = i
-    while b < len(words) and words[b] not in _STOPS:
+    while b < min(len(words), i + _REACH) and words[b] not in _STOPS:
         b += 1
     depth, levels = 0, []
     for w in words[a:b]:
@@ -90,8 +94,8 @@ def features(text: str, thing: str, speaker: str) -> list[int]:
     at = [i for i, w in enumerate(words) if w == "<thing>"]
     if not at:
         feats.append("unseen")
-    for i in at:
-        end = next((k for k in range(i, len(words)) if words[k] in _STOPS), len(words))
+    for i in at[:_OCCURRENCES]:
+        end = next((k for k in range(i, min(len(words), i + _REACH)) if words[k] in _STOPS), len(words))
         if end < len(words) and words[end] == "?":
             feats.append("ends:?")  # the thing is named in a question
         clause, place = _clause(words, i)
@@ -218,10 +222,10 @@ def named_things(text: str) -> list[str]:
         opening = _OPENS.search(text, max(0, m.start() - 16), m.start()) is not None
         while words and words[0].lower() in STOPWORDS:
             words, opening = words[1:], False
-        if opening and len(words) > 1:  # "Ditched Sentry", "Google Analytics": both readings, the model decides
+        if opening and words and not _name_like(words[0]):
+            words = words[1:]  # "Removed Redis", "Pillow is gone": an opening common word is no name
+        elif opening and len(words) > 1:  # "Gitea Actions", "Bugsnag SDK": both readings, the model decides
             found.append((m.start() + len(m.group(0)) - len(" ".join(words[1:])), " ".join(words[1:])))
-        elif opening and words and not _name_like(words[0]):
-            continue  # "Removed", "Pillow is gone": an opening common word is no name
         if not words or re.fullmatch(r"[A-Z]{2,}s", words[-1]):
             continue  # "PRs", "APIs": a plural of a common noun
         take(m.start(), m.end())
@@ -254,8 +258,8 @@ def gone(text: str, speaker: str) -> list[str]:
     Only names of a distinctive form count: a plain word is also the name of a language, a team or
     a part of the product ("for the Python code", "Mei (models)"), and every memory that mentions
     it would be retired with it, so a misreading costs too much. Each thing is read in the sentences
-    that name it: the model reads nothing else, and a long message costs time in its length, not in
-    its length times its things.
+    that name it (the model reads nothing else), and at most ``_REACH`` words either side of at most
+    ``_OCCURRENCES`` places, so a long paste stays cheap.
     """
     w, threshold = load_weights()
     sentences = [m.group(0) for m in _SENTENCE.finditer(text)]

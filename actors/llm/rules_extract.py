@@ -782,7 +782,7 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
         retired = [set(_words(value)) for groups in said.values() for group in groups for f in group
                    for value in ((f.belief,) if f.negated else ()) + f.retires]
         said[speaker].append([Finding("", "", Kind.FACT, "", retires=(thing,))
-                              for thing in removal.gone(" ".join(_terminated(s) for s in stated), speaker)
+                              for thing in removal.gone(_for_removal(stated), speaker)
                               if not any(set(_words(thing)) <= r for r in retired)])
     # A diff the assistant shows is the change it made, line by line (``rules_diffs``).
     said["assistant"].append(diff_findings(unit.assistant))
@@ -815,8 +815,7 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
             # clause itself is stored: "from 8081 to 9090" is "no longer 8081" and "9090".
             found = [Finding("", value, Kind.FACT, f"No longer current: {value}" + (f" ({f.text.rstrip('.')})." if f.text else "."),
                              negated=True)
-                     for f in found for value in f.retires
-                     if not (_SECRET_LIKE.search(value) or _CREDENTIAL_ENV.search(value))] + [f for f in found if f.text]
+                     for f in found for value in f.retires if not _secret_shaped(value)] + [f for f in found if f.text]
             for f in found:
                 ident = (f.key, f.belief, f.negated, f.text if not f.key or f.as_said else "")
                 if f.negated and not f.key:  # one removal of a value a turn, however many readings find it
@@ -852,10 +851,36 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     return [c for c in out if c.negated or c.key or not any(g and g <= set(_words(c.text)) for g in gone)]
 
 
-def _terminated(sentence: str) -> str:
-    """A sentence with a full stop when it has none (a list item, a line of a report), so that the
-    removal model never reads two lines as one."""
-    return sentence if re.search(r"[.!?;:]\s*$", sentence) else sentence.rstrip() + "."
+_BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+
+
+def _for_removal(stated: list[str]) -> str:
+    """The statements of a message as the removal model reads them: a line with no full stop (a list
+    item, a line of a report) ends one, so that two lines are never read as one clause, and each item
+    of a list under a line that ends with a colon is read after that line ("Removed: `a`. Removed: `b`.")."""
+    out: list[str] = []
+    header = ""
+    for sentence in stated:
+        text = sentence.strip()
+        closed = re.search(r"[.!?;]\s*$", text) is not None
+        if header and not closed:
+            out.append(f"{header} {_BULLET.sub('', text)}.")
+            continue
+        header = text if text.endswith(":") else ""
+        if not header:
+            out.append(text if closed else text + ".")
+    return " ".join(out)
+
+
+# A value that may be a secret: a long random-looking token, credentials in a URL, or a long segment
+# mixing letters and digits ("AKIAIOSFODNN7EXAMPLE", a webhook's token). A removal never stores one.
+_URL_CREDENTIALS = re.compile(r"://[^/\s@]*:[^/\s@]*@")
+
+
+def _secret_shaped(value: str) -> bool:
+    return bool(_SECRET_LIKE.search(value) or _URL_CREDENTIALS.search(value)) or any(
+        len(seg) >= 16 and re.search(r"\d", seg) and re.search(r"[A-Za-z]", seg)
+        for seg in re.split(r"[/.+:=?&@]", value))
 
 
 def _words(text: str) -> list[str]:

@@ -109,7 +109,7 @@ def report(authors: list[Scored], threshold: float, held: dict[str, tuple[int, i
     lines = [
         "# Removal classifier (`actors/llm/removal.py`)",
         "",
-        "Logistic regression over the words around a named thing (by position) and the message's words, trained on",
+        "Logistic regression over the words around a named thing (by position) and the words of its clause, trained on",
         f"`actors/llm/data/removal.jsonl` ({messages} messages, {len(authors)} labelled things, "
         f"{len({s.part for s in authors})} writers who read no code and no evaluation data). Reproduce:",
         "",

@@ -55,14 +55,14 @@ def test_the_same_message_reads_the_old_thing_gone_and_the_new_one_kept() -> Non
 
 
 @pytest.mark.parametrize(("text", "things"), [
-    ("Removed Redis from the stack, we use Valkey now.", ["Removed Redis", "Redis", "Valkey"]),
+    ("Removed Redis from the stack, we use Valkey now.", ["Redis", "Valkey"]),
     ("Took out GOOGLE_TAG_ID and src/analytics/gtm.ts", ["GOOGLE_TAG_ID", "src/analytics/gtm.ts"]),
     ("the old box at ci.example.com and `legacy-auth` are gone", ["ci.example.com", "`legacy-auth`"]),
     ("Deleted node16 images; bumped to 2.4.1 on port 8080.", ["node16"]),  # numbers and versions are values
     ("The team agreed. We will see.", []),  # sentence case is no name
     ("Removed the old deps, e.g. `left-pad`, and/or the 24/7 TODO pager.", ["`left-pad`", "TODO", "pager"]),
     ("we use react-query and the server-side cache", []),  # compounds of common words are phrases
-    ("Google Analytics is gone", ["Google Analytics", "Analytics"]),  # an opening name: both readings
+    ("Gitea Actions is gone", ["Gitea Actions", "Actions"]),  # an opening name: both readings
 ])
 def test_named_things_are_found_by_their_form(text: str, things: list[str]) -> None:
     assert removal.named_things(text) == things
@@ -97,6 +97,24 @@ def test_each_line_of_a_report_is_read_on_its_own() -> None:
     changes how an earlier one is read."""
     said = extract_unit(_unit(assistant="Done:\n- Ripped out `legacy-auth`\n- `auth-v2` handles login now"), "project:p")
     assert [c.belief for c in said if c.negated] == ["legacy-auth"]
+
+
+def test_every_item_of_a_list_under_a_header_is_read() -> None:
+    said = extract_unit(_unit(assistant="Removed:\n- `old_cache`\n- `old_queue`\n- `legacy_worker`"), "project:p")
+    assert [c.belief for c in said if c.negated] == ["old_cache", "old_queue", "legacy_worker"]
+
+
+def test_removing_a_credential_variable_retires_it() -> None:
+    """A variable's name is no secret: its removal must reach the memory of where the credential is read."""
+    said = extract_unit(_unit(assistant="Removed `STRIPE_SECRET_KEY` from the settings."), "project:p")
+    assert [c.belief for c in said if c.negated] == ["stripe_secret_key"]
+
+
+@pytest.mark.parametrize("value", ["AKIAIOSFODNN7EXAMPLE", "postgres://admin:S3cret@db.internal:5432/app",
+                                   "https://hooks.example.com/services/T0A1B2C3/B4D5E6F7/xY9zQ8wV7uT6sR5q"])
+def test_a_secret_shaped_value_is_never_stored_as_a_removal(value: str) -> None:
+    said = extract_unit(_unit(assistant=f"Removed the hard-coded `{value}` from settings.py."), "project:p")
+    assert not [c for c in said if value.lower() in c.text.lower() or value.lower() in c.belief]
 
 
 def test_a_secret_shaped_token_is_never_stored_as_a_removal() -> None:
