@@ -252,7 +252,7 @@ _COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _SENTENCE = re.compile(r".+?(?:[.?!;](?=\s|$)|$)", re.S)
 
 
-def gone(text: str, speaker: str) -> list[str]:
+def gone(text: str, speaker: str, model: tuple[dict[int, float], float] | None = None) -> list[str]:
     """The named things that ``text`` says are gone, as written (without backticks).
 
     Only names of a distinctive form count: a plain word is also the name of a language, a team or
@@ -261,7 +261,7 @@ def gone(text: str, speaker: str) -> list[str]:
     that name it (the model reads nothing else), and at most ``_REACH`` words either side of at most
     ``_OCCURRENCES`` places, so a long paste stays cheap.
     """
-    w, threshold = load_weights()
+    w, threshold = model or load_weights()  # ``model``: other weights and threshold (the trainer's report)
     sentences = [m.group(0) for m in _SENTENCE.finditer(text)]
     out = []
     for thing in named_things(text):

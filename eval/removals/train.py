@@ -88,15 +88,15 @@ def _pr(scored: list[Scored], threshold: float) -> tuple[float, float]:
 
 
 def heldout(w: dict[int, float], threshold: float) -> dict[str, tuple[int, int]]:
-    """On ``eval/removals/data``: (read, of) for removals and non-removals, the thing given or found."""
+    """On ``eval/removals/data``: (read, of) for removals and non-removals, the thing given, or among what
+    ``removal.gone`` reads (the things ``named_things`` finds, of a distinctive form)."""
     counts = {k: [0, 0] for k in ("removal given", "not_removal given", "removal found", "not_removal found")}
     for path in sorted(DATA.glob("part*.jsonl")):
         for m in load(path):
             given = removal.probability(w, m.text, m.thing, m.speaker) >= threshold
             bare = m.thing.strip("`").lower()
-            found = any(bare == t.strip("`").lower() or bare in t.strip("`").lower().split()
-                        for t in removal.named_things(m.text)
-                        if removal.probability(w, m.text, t, m.speaker) >= threshold)
+            found = any(bare == t.lower() or bare in t.lower().split()
+                        for t in removal.gone(m.text, m.speaker, model=(w, threshold)))
             for how, hit in (("given", given), ("found", found)):
                 c = counts[f"{m.kind} {how}"]
                 c[0] += hit
@@ -129,7 +129,7 @@ def report(authors: list[Scored], threshold: float, held: dict[str, tuple[int, i
         p_, r_ = _pr(mine, threshold)
         lines.append(f"| {part} | {len(mine)} | {sum(s.label for s in mine)} | {p_:.3f} | {r_:.3f} |")
     lines += ["", "Held out (`eval/removals/data`, two more writers, never trained on, aggregates only), shipped model:",
-              "", "| messages | the thing given | the things `named_things` finds |", "|---|---|---|"]
+              "", "| messages | the thing given | among what `gone` reads (things found, distinctive names only) |", "|---|---|---|"]
     for kind, what in (("removal", "removals read"), ("not_removal", "non-removals misread")):
         g, f = held[f"{kind} given"], held[f"{kind} found"]
         lines.append(f"| {what} | {g[0]} / {g[1]} ({g[0] / max(1, g[1]):.0%}) | {f[0]} / {f[1]} ({f[0] / max(1, f[1]):.0%}) |")
