@@ -16,8 +16,8 @@ from pathlib import Path
 
 from eval.cli import report_dir
 from eval.tide.generator import VARIANTS, Stream, generate
-from eval.tide.score import BUDGETS, ProbeScore, score_block, summarise
-from eval.tide.systems import SYSTEMS, Blocks, run_stream
+from eval.tide.score import BUDGETS, ProbeScore, has_token, score_block, summarise
+from eval.tide.systems import SERVABLE, SYSTEMS, Blocks, run_stream
 
 
 
@@ -59,6 +59,44 @@ def evaluate(streams: Sequence[Stream], blocks: Sequence[Blocks], *, seed: int, 
     """The benchmark document (without the run's identification fields)."""
     refs = {name: score_streams(streams, [run_stream(s, name, "engine") for s in streams]) for name in ("none", "oracle")}
     return summarise({"sys": score_streams(streams, blocks), **refs}, seed=seed, n_boot=n_boot)
+
+
+#: Where each gold value of a probe stands, at the smaller budget (columns of the report's table).
+STANDINGS = ("served", "served at 256 only", "in memory, not injected", "never extracted")
+
+
+def standings(streams: Sequence[Stream], blocks: Sequence[Blocks]) -> dict[str, dict[str, int]]:
+    """Per dimension, how many gold values were served at 64 tokens, only at 256, were held by a
+    servable memory of the project but not injected (a retrieval miss), or by none (an extraction
+    miss). Aggregates only, so a held-out variant's report can show them. Empty when the system
+    reports no memories (references and baselines)."""
+    out: dict[str, dict[str, int]] = {}
+    for stream, per_probe in zip(streams, blocks):
+        for probe, block in zip(stream.probes, per_probe):
+            if SERVABLE not in block:
+                return {}
+            row = out.setdefault(probe.dimension, dict.fromkeys(STANDINGS, 0))
+            for g in probe.gold:
+                if has_token(block[64], g):
+                    row["served"] += 1
+                elif has_token(block[256], g):
+                    row["served at 256 only"] += 1
+                elif any(has_token(line, g) for line in block[SERVABLE].splitlines()):
+                    row["in memory, not injected"] += 1
+                else:
+                    row["never extracted"] += 1
+    return {d: row for d, row in out.items() if sum(row.values())}
+
+
+def standings_table(rows: dict[str, dict[str, int]]) -> str:
+    lines = ["| dimension | " + " | ".join(STANDINGS) + " |", "|" + "---|" * (len(STANDINGS) + 1)]
+    total = dict.fromkeys(STANDINGS, 0)
+    for dim, row in rows.items():
+        lines.append(f"| {dim} | " + " | ".join(str(row[k]) for k in STANDINGS) + " |")
+        for k in STANDINGS:
+            total[k] += row[k]
+    lines.insert(2, "| **all** | " + " | ".join(str(total[k]) for k in STANDINGS) + " |")
+    return "\n".join(lines)
 
 
 def failures(streams: Sequence[Stream], blocks: Sequence[Blocks], budget: int, limit: int = 40) -> list[dict[str, object]]:
@@ -128,7 +166,8 @@ def report_stem(doc: dict[str, object]) -> str:
     return stem if variant == "shipped" else f"{stem}-{variant}-seed{doc['seed']}"
 
 
-def write_report(doc: dict[str, object], fails: list[dict[str, object]], out_dir: Path, command: str) -> Path:
+def write_report(doc: dict[str, object], fails: list[dict[str, object]], out_dir: Path, command: str,
+                 stand: dict[str, dict[str, int]] | None = None) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = report_stem(doc)
     variant = doc.get("variant", "shipped")
@@ -139,6 +178,11 @@ def write_report(doc: dict[str, object], fails: list[dict[str, object]], out_dir
              f"![NTU by dimension]({stem}.png)", "",
              "NTU: 0 = empty block, 1 = exactly the gold sentences; retraction and deletion have no gold "
              "(both references score 0), so only their harmful rate is defined.", ""]
+    if stand:
+        lines += ["## Where the gold values stand", "",
+                  "Each gold value of a probe: served in the 64-token block, served only at 256 tokens, held by a "
+                  "servable memory of its project but not injected (retrieval), or held by none (extraction).", "",
+                  standings_table(stand), ""]
     if fails and variant == "heldout":
         # A held-out variant's wording must not be read to tune the extractor: only aggregates.
         lines += ["Individual failures are not listed for the held-out variant.", ""]
@@ -182,12 +226,17 @@ def main(args: argparse.Namespace) -> int:
         + (["--variant", variant] if variant != "shipped" else [])
         + (["--config", args.config] if args.config else []))
     out = report_dir(args)
-    report = write_report(doc, failures(streams, blocks, 64), out, command) if out is not None else None
+    stand = standings(streams, blocks)
+    if stand:
+        doc["standings"] = stand
+    report = write_report(doc, failures(streams, blocks, 64), out, command, stand) if out is not None else None
     if args.json:
         print(json.dumps(doc))
     else:
         print(f"TIDE {args.system} ({args.level} level), seed {args.seed}, {args.streams} streams"
               + ("" if variant == "shipped" else f", {variant} variant"))
         print(table(doc))
+        if stand:
+            print("\nwhere the gold values stand:\n" + standings_table(stand))
         print(f"\nreport: {report}" if report else "\n(no report written: --out DIR, or --canonical for eval/results/)")
     return 0

@@ -67,6 +67,30 @@ def test_a_held_out_report_lists_no_individual_failure(tmp_path: Path, variant: 
     assert ("quux relay" in text) is (variant == "shipped")
 
 
+def test_standings_place_every_gold_value_once() -> None:
+    streams = generate(0, 1, **GEN)
+    blocks = run_streams(streams, "dynmem", "pipeline")
+    rows = run.standings(streams, blocks)
+    gold = [(p, b) for s, per in zip(streams, blocks) for p, b in zip(s.probes, per)]
+    assert sum(sum(r.values()) for r in rows.values()) == sum(len(p.gold) for p, _ in gold)
+    served = sum(run.has_token(b[64], g) for p, b in gold for g in p.gold)
+    assert sum(r["served"] for r in rows.values()) == served > 0  # positive control: the pipeline serves some
+
+
+def test_standings_tell_a_retrieval_miss_from_an_extraction_miss(tmp_path: Path) -> None:
+    streams = [generate(1, 1, **GEN)[0]]
+    probe = next(p for p in streams[0].probes if p.gold)
+    held = {64: "", 256: "", run.SERVABLE: "a note\nthe value " + probe.gold[0] + " is here"}
+    blocks = [[held if p is probe else {64: "", 256: "", run.SERVABLE: ""} for p in streams[0].probes]]
+    row = run.standings(streams, blocks)[probe.dimension]
+    assert row["in memory, not injected"] == 1
+    assert run.standings(streams, run_streams(streams, "oracle", "engine")) == {}  # a reference holds no memories
+    report = run.write_report({**evaluate(streams, run_streams(streams, "none", "engine"), seed=1, n_boot=20),
+                               "level": "pipeline", "system": "dynmem", "seed": 1, "streams": 1, "variant": "heldout"},
+                              [], tmp_path, "dynmem bench tide", run.standings(streams, blocks))
+    assert "in memory, not injected" in report.read_text()
+
+
 @pytest.mark.ray
 def test_parallel_run_equals_serial_run(ray_session: None) -> None:
     streams = generate(2, 2, **GEN)
