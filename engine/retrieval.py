@@ -373,7 +373,9 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
     ``slot_min_cos``) and give different values of one shape ("listens on 8081" and "moved to
     9090") are two versions of one fact, whatever words either used: only the later is served.
     The later one must be nearly as relevant (within ``slot_margin`` of the gate), so that a
-    newer fact about something else never hides the answer, and a later one let in on lexical
+    newer fact about something else never hides the answer, unless it is a stated change very close
+    in meaning to the older one (``slot_close_cos``: "Updated `config.ts`: staging now points at
+    api2.x.dev" after "the staging API host is api.x.dev" is worded further from the question), and a later one let in on lexical
     evidence alone (below theta, :func:`lexically_anchored`) never hides one that passed the gate, and one
     let in by its shape alone (``by_shape``, :func:`answers_shape`) never hides one that passed otherwise.
 
@@ -387,14 +389,17 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
             continue
         for (_, gate_new), it_new in ranked:
             new = it_new.memory
+            far = gate_new < gate_old - r.slot_margin  # much less relevant: only a close stated change wins
             if (new.id == old.id or new.negated or new.valid_from_ms <= old.valid_from_ms
-                    or gate_new < gate_old - r.slot_margin or (gate_new < r.theta <= gate_old)
-                    or (new.id in by_shape and old.id not in by_shape)):
+                    or (far and new.kind is not Kind.DECISION)
+                    or (gate_new < r.theta <= gate_old) or (new.id in by_shape and old.id not in by_shape)):
                 continue
             shaped = other_values(old.text, new.text)
-            if not shaped and not _changed_by(old, new):
+            if (far and not shaped) or (not shaped and not _changed_by(old, new)):
                 continue
             cos = pair_cosine(old.id, new.id)
+            if far and cos < r.slot_close_cos:
+                continue
             if cos >= (r.slot_min_cos if shaped else r.slot_change_min_cos) \
                     or (shaped and other_version_of_a_name(old.text, new.text)):
                 out[old.id] = (new.id, cos)

@@ -133,6 +133,13 @@ class RetrievalSettings(_Section):
         "verdicts, reviews and forgets are always fsynced")
     slot_margin: float = setting(0.15, "how much less relevant to the recall the later memory may be and still win",
                                  "measured on the development histories alpha and beta")
+    slot_close_cos: float = setting(
+        0.7, "cosine between a later stated change (kind decision) and an older memory of another value of one shape "
+        "above which the change hides it however much less relevant to the recall its wording is (no slot_margin)",
+        "an assistant's report of a change it made ('Updated `config.ts`: staging now points at api2.x.dev') scores "
+        "lower against the question than the statement it replaces; at 0.7 the two are one setting (eval/results/"
+        "keys-by-meaning.md: no two masked statements of other subjects in two templates reach 0.7). Development, "
+        "held-out histories and TIDE (both variants) unchanged (issue 11, session 23)")
     slot_change_min_cos: float = setting(
         0.45, "cosine above which a later stated change (kind decision) hides an older memory with no reading key "
         "when no value shape is shared (names, plain words)",

@@ -211,6 +211,22 @@ def test_a_later_fact_about_something_else_never_hides_the_answer() -> None:
     assert len(agree.memories) == 2  # the same value said twice is no new version
 
 
+def test_a_reported_change_close_to_the_older_statement_hides_it_however_it_is_worded() -> None:
+    """"Updated `mobile/config.ts`: staging now points at api2.hearth.dev" scores lower against "what's the
+    staging API host?" than the statement it replaces; close in meaning to it, a stated change still wins."""
+    old = mem("The staging API host is api.stg.hearth.dev.", valid_from_ms=T0)
+    new = mem("Updated `mobile/config.ts`: staging now points at api.staging2.hearth.dev.", valid_from_ms=T0 + DAY,
+              kind=Kind.DECISION)
+    close = S.retrieval.slot_close_cos + 0.03
+    sel = run([short(old, 0.8), short(new, 0.55)], pair_cosine=lambda x, y: close)
+    assert [m.id for m in sel.memories] == [new.id] and "api.stg" not in sel.context
+    # negatives: less close in meaning, or a statement rather than a change: the far less relevant one loses
+    far = S.retrieval.slot_close_cos - 0.05
+    assert len(run([short(old, 0.8), short(new, 0.55)], pair_cosine=lambda x, y: far).memories) == 2
+    stated = new.model_copy(update={"kind": Kind.FACT})
+    assert len(run([short(old, 0.8), short(stated, 0.55)], pair_cosine=lambda x, y: close).memories) == 2
+
+
 def test_a_rare_shared_word_lets_a_low_cosine_answer_through_the_gate() -> None:
     """The embedder scores a question against the statement that answers it low; the query's rare
     words in the memory are the evidence (lexical anchor)."""
