@@ -621,7 +621,7 @@ _KV = re.compile(
     r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+)?to\s+(?P<v2>.+)$"
     r"|^(?:(?:i|we)(?:'ve| have)?\s+)?(?:set|change|changed|switch|switched|move|moved|bump|bumped|raise|raised|"
     r"lower|lowered|increase|increased|decrease|decreased|reduce|reduced|update|updated)\s+(?P<s3>[\w][\w\s./-]{1,40}?)"
-    r"\s+(?:over\s+|back\s+)?(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$"
+    r"\s+(?:over\s+|back\s+|up\s+|down\s+)?(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$"
     # "make the session timeout 45 min", "keep the retry cap at 3": a number is the new value of the named setting
     r"|^(?:make|keep)\s+(?:the|our)\s+(?P<s4>[\w][\w\s./-]{1,40}?)\s+(?:at\s+)?(?P<v4>\S*\d\S*(?:\s+[a-z]+)?)$",
     _I,
@@ -680,6 +680,8 @@ def extract_kv(c: Clause) -> Finding | None:
     value = re.split(r"\s+(?=(?:because|since|so that|as long as|while|whereas|although|though|"
                      r"so (?:a|an|the|that|it|we|you|they|there|this)\b)\s)",
                      value, maxsplit=1)[0]
+    value = re.sub(r",?\s+please$", "", value.split(", ")[0] if value.lower().split(", ")[0].endswith(" please")
+                   else value, flags=_I)  # "bump minSdk up to 26 please, ...": a courtesy is no part of the value
     subject = lower_first(article_free(subject))
     words = subject.lower().split()
     if not words or words[0] in NOT_SUBJECTS or len(words) > 5 or not value:
