@@ -494,12 +494,21 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
     suppressed: list[Suppressed] = []
     chosen_ids: set[str] = set()
     later = _later_values(passed[: 2 * k + 4], r, pair_cosine, shaped) if r.slot_recency else {}
+    by_id = {it.memory.id: it for _, it in passed}
+    hidden: set[str] = set()
     for _, it in passed:
         if len(chosen) >= k:
             break
-        if it.memory.id in later:
+        if it.memory.id in chosen_ids or it.memory.id in hidden:
+            continue  # a later version already served in the place of the one it hides, or hidden on the way
+        while it.memory.id in later:
+            # The later version takes the place of the one it hides: a change worded far from the
+            # question may rank below the k served, and the setting must not go unanswered.
             by, cos = later[it.memory.id]
             suppressed.append(Suppressed(memory_id=it.memory.id, by_id=by, cosine=round(cos, 4)))
+            hidden.add(it.memory.id)
+            it = by_id[by]
+        if it.memory.id in chosen_ids:
             continue
         dup = _near_duplicate(it.memory.id, chosen, r.tau_sim, pair_cosine)
         if dup is not None:

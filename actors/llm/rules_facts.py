@@ -618,14 +618,17 @@ _KV = re.compile(
     r"(?:now\s+|currently\s+|at\s+)?"
     r"(?:set to\s+|changed to\s+|switched to\s+)?(?P<v>.+?)(?:\s+now)?$"
     r"|^(?P<s2>[\w][\w\s./-]{1,40}?)\s+(?:(?:was|were|has been|have been|got|is|are)\s+)?"
-    r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+)?to\s+(?P<v2>.+)$"
+    r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+|up\s+|down\s+)?to\s+(?P<v2>.+)$"
     r"|^(?:(?:i|we)(?:'ve| have)?\s+)?(?:set|change|changed|switch|switched|move|moved|bump|bumped|raise|raised|"
     r"lower|lowered|increase|increased|decrease|decreased|reduce|reduced|update|updated)\s+(?P<s3>[\w][\w\s./-]{1,40}?)"
-    r"\s+(?:over\s+|back\s+|up\s+|down\s+)?(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$"
+    r"\s+(?:over\s+|back\s+)?(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$"
     # "make the session timeout 45 min", "keep the retry cap at 3": a number is the new value of the named setting
     r"|^(?:make|keep)\s+(?:the|our)\s+(?P<s4>[\w][\w\s./-]{1,40}?)\s+(?:at\s+)?(?P<v4>\S*\d\S*(?:\s+[a-z]+)?)$",
     _I,
 )
+# Verbs that take "up" or "down" as a particle ("bump minSdk up to 26", "lower the pool down to 3"); after
+# another verb the word is part of the setting's name ("set the warm up to 30s").
+_RAISED = re.compile(r"^(?:(?:i|we)(?:'ve| have)?\s+)?(?:bump|bumped|raise|raised|lower|lowered)\b", _I)
 _SETTING_CHANGE = re.compile(r"\b(?:switch|switched|change|changed|set)\b", _I)
 # A progressive verb or a passing state after "is" tells what happens, not what something is.
 _EVENT = re.compile(r"^(?:still\s+|again\s+|kinda\s+|really\s+)?[a-z]+ing\b|"
@@ -682,6 +685,8 @@ def extract_kv(c: Clause) -> Finding | None:
                      value, maxsplit=1)[0]
     value = re.sub(r",?\s+please$", "", value.split(", ")[0] if value.lower().split(", ")[0].endswith(" please")
                    else value, flags=_I)  # "bump minSdk up to 26 please, ...": a courtesy is no part of the value
+    if match.group("s3") and _RAISED.match(match.group(0)):
+        subject = re.sub(r"\s+(?:up|down)$", "", subject, flags=_I)  # "bump minSdk up to 26": a particle of the verb
     subject = lower_first(article_free(subject))
     words = subject.lower().split()
     if not words or words[0] in NOT_SUBJECTS or len(words) > 5 or not value:

@@ -32,7 +32,7 @@ STEP_MS = 10 * 60 * 1000  # ten minutes between events
 SESSION_TURNS = 15  # a new session every fifteen turns of a project
 
 Blocks = list[dict[int, str]]  # per probe (in stream order): budget -> injected block
-#: Key of a probe's entry that holds, for ``dynmem``, the texts of every servable memory of the probe's
+#: Key of a probe's entry that holds, for ``dynmem`` and ``no-supersede``, the texts of every servable memory of the probe's
 #: project when it was asked (one per line): where a missed gold value stands (never extracted, or
 #: extracted and not injected). Not a budget; scoring reads only ``BUDGETS``.
 SERVABLE = 0
@@ -66,7 +66,10 @@ def run_stream(stream: Stream, system: str, level: str, config: str | None = Non
             servable: dict[str, str] = {}
             for p in stream.probes:
                 if p.project not in servable:
-                    servable[p.project] = "\n".join(m.text for m in pipe.memories(p.project) if m.servable)
+                    try:
+                        servable[p.project] = "\n".join(m.text for m in pipe.memories(p.project) if m.servable)
+                    except NotFound:  # a project the stream never wrote to holds nothing
+                        servable[p.project] = ""
                 blocks = {b: pipe.recall(RecallRequest(project=p.project, query=p.question, budget_tokens=b,
                                                        passive=True)).context for b in BUDGETS}
                 out.append({**blocks, SERVABLE: servable[p.project]})

@@ -225,6 +225,13 @@ def test_a_reported_change_close_to_the_older_statement_hides_it_however_it_is_w
     assert len(run([short(old, 0.8), short(new, 0.55)], pair_cosine=lambda x, y: far).memories) == 2
     stated = new.model_copy(update={"kind": Kind.FACT})
     assert len(run([short(old, 0.8), short(stated, 0.55)], pair_cosine=lambda x, y: close).memories) == 2
+    # ranked below the k served, the change still takes the place of what it hides: the setting is answered
+    notes = [mem(f"Note {i} about the release checklist.", valid_from_ms=T0) for i in range(S.retrieval.k)]
+    pair = {frozenset((old.id, new.id))}
+    crowded = run([short(old, 0.8), *(short(n, 0.7 - 0.01 * i) for i, n in enumerate(notes)), short(new, 0.5)],
+                  pair_cosine=lambda x, y: close if frozenset((x, y)) in pair else 0.0)
+    assert new.id in [m.id for m in crowded.memories] and old.id not in [m.id for m in crowded.memories]
+    assert crowded.memories[0].id == new.id  # in the place of the older statement
 
 
 def test_a_rare_shared_word_lets_a_low_cosine_answer_through_the_gate() -> None:
