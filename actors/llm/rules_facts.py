@@ -683,8 +683,7 @@ def extract_kv(c: Clause) -> Finding | None:
     value = re.split(r"\s+(?=(?:because|since|so that|as long as|while|whereas|although|though|"
                      r"so (?:a|an|the|that|it|we|you|they|there|this)\b)\s)",
                      value, maxsplit=1)[0]
-    value = re.sub(r",?\s+please$", "", value.split(", ")[0] if value.lower().split(", ")[0].endswith(" please")
-                   else value, flags=_I)  # "bump minSdk up to 26 please, ...": a courtesy is no part of the value
+    value = re.sub(r",?\s+please(?:,.*)?$", "", value, flags=_I)  # "26 please, ...": a courtesy is no part of the value
     if match.group("s3") and _RAISED.match(match.group(0)):
         subject = re.sub(r"\s+(?:up|down)$", "", subject, flags=_I)  # "bump minSdk up to 26": a particle of the verb
     subject = lower_first(article_free(subject))

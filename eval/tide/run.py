@@ -88,14 +88,22 @@ def standings(streams: Sequence[Stream], blocks: Sequence[Blocks]) -> dict[str, 
     return {d: row for d, row in out.items() if sum(row.values())}
 
 
+def summed(runs: Sequence[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
+    """The standings of several runs (seeds) added up, dimension by dimension."""
+    total: dict[str, dict[str, int]] = {}
+    for rows in runs:
+        for dim, row in rows.items():
+            into = total.setdefault(dim, dict.fromkeys(STANDINGS, 0))
+            for k in STANDINGS:
+                into[k] += int(row.get(k, 0))
+    return total
+
+
 def standings_table(rows: dict[str, dict[str, int]]) -> str:
+    total = {k: sum(row[k] for row in rows.values()) for k in STANDINGS}
     lines = ["| dimension | " + " | ".join(STANDINGS) + " |", "|" + "---|" * (len(STANDINGS) + 1)]
-    total = dict.fromkeys(STANDINGS, 0)
-    for dim, row in rows.items():
-        lines.append(f"| {dim} | " + " | ".join(str(row[k]) for k in STANDINGS) + " |")
-        for k in STANDINGS:
-            total[k] += row[k]
-    lines.insert(2, "| **all** | " + " | ".join(str(total[k]) for k in STANDINGS) + " |")
+    lines += [f"| {dim} | " + " | ".join(str(row[k]) for k in STANDINGS) + " |"
+              for dim, row in {"**all**": total, **rows}.items()]
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.cli import CANONICAL_RESULTS
-from eval.tide.run import STANDINGS, _fmt, standings_table
+from eval.tide.run import _fmt, standings_table, summed
 
 
 def _seed(path: Path) -> int:
@@ -61,15 +61,9 @@ def render(docs: list[dict[str, Any]], *, level: str, system: str, variant: str,
             lines.append(f"| {dim} " + row(str(d["seed"]), v["n"], v["ntu"], v["harmful_rate"]))
     stood = [d["standings"] for d in docs if d.get("standings")]
     if stood:
-        total: dict[str, dict[str, int]] = {}
-        for doc_rows in stood:
-            for dim, r in doc_rows.items():
-                into = total.setdefault(dim, dict.fromkeys(STANDINGS, 0))
-                for k in STANDINGS:
-                    into[k] += int(r.get(k, 0))
         lines += ["", f"## Where the gold values stand ({len(stood)} seeds summed)", "",
                   "Served in the 64-token block, served only at 256 tokens, held by a servable memory of the project "
-                  "but not injected (retrieval), or held by none (extraction).", "", standings_table(total)]
+                  "but not injected (retrieval), or held by none (extraction).", "", standings_table(summed(stood))]
     lines += ["", "NTU: 0 = empty block, 1 = exactly the gold sentences; retraction and deletion have no gold, so "
               "only their harmful rate is defined. Per-seed reports with the failing probes: "
               + ", ".join(f"`tide-{level}-{system}-{variant}-seed{d['seed']}.md`" for d in docs) + "."]
