@@ -439,23 +439,48 @@ _CATEGORY_LABEL = {"ci provider": "CI provider", "http client": "HTTP client", "
                    "api style": "API style", "css framework": "CSS framework"}
 
 
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+# A value of a switch: one or two words or a code span.
+_V = r"`?(?P<{}>[\w.@/+-]+(?:\s(?!(?:out|for|with|to|by|from|in)\b)[\w.@/+-]+)?)`?"
+# When the switch happened, closing the clause ("last sprint", "a while ago"): English time adverbials,
+# never part of the value ("we replaced Jest with Vitest last sprint" chose Vitest).
+_WHEN = (r"(?:\s+(?:a\s+while\s+ago|a\s+(?:few|couple\s+of)\s+(?:days|weeks|months)\s+ago|"
+         r"(?:last|this|earlier\s+this)\s+(?:week|sprint|month|quarter|year|release|cycle)|yesterday|today|recently|"
+         r"already|earlier|at\s+last|finally|for\s+good|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+         r"in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)))?")
 _SWITCH = re.compile(
     r"\b(?:switch|mov|migrat|chang|go|went)\w*\s+(?:(?:the|our)\s+(?P<what>[\w\s-]{1,30}?)\s+)?from\s+"
-    r"`?(?P<old>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?\s+to\s+`?(?P<new>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?$"
-    r"|\buse\s+`?(?P<new2>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?\s+(?:instead of|rather than|in place of)\s+`?(?P<old2>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?$"
-    r"|\breplac\w*\s+`?(?P<old3>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?\s+with\s+`?(?P<new3>[\w.@/+-]+(?:\s[\w.@/+-]+)?)`?$"
+    + _V.format("old") + r"\s+to\s+" + _V.format("new") + _WHEN + "$"
+    + r"|\buse\s+" + _V.format("new2") + r"\s+(?:instead of|rather than|in place of)\s+" + _V.format("old2") + _WHEN + "$"
+    + r"|\breplac\w*\s+(?:the\s+|our\s+)?" + _V.format("old3") + r"\s+with\s+" + _V.format("new3") + _WHEN + "$"
     # an arrow: "jest -> vitest", "linter: eslint → biome"
-    r"|^(?:(?P<what4>[\w\s-]{1,30}?)\s*:\s*)?`?(?P<old4>[\w.@/+-]+)`?\s*(?:->|→|=>)\s*`?(?P<new4>[\w.@/+-]+)`?$",
+    + r"|^(?:(?P<what4>[\w\s-]{1,30}?)\s*:\s*)?`?(?P<old4>[\w.@/+-]+)`?\s*(?:->|→|=>)\s*`?(?P<new4>[\w.@/+-]+)`?$"
+    # a thing given up for another: "we swapped X out for Y", "ditched X for Y"
+    + r"|\b(?:swap|swapp|ditch|trad|exchang)\w*\s+(?:the\s+|our\s+)?" + _V.format("old5") + r"\s+(?:out\s+)?for\s+"
+    + _V.format("new5") + _WHEN + "$"
+    # the new thing as the subject, or the old one in the passive: "Vitest replaced Jest", "Jest got replaced by Vitest"
+    + r"|^(?:the\s+|our\s+)?" + _V.format("new6") + r"\s+(?:has\s+|have\s+)?replaced\s+(?:the\s+|our\s+)?" + _V.format("old6")
+    + _WHEN + "$"
+    + r"|^(?:the\s+|our\s+)?" + _V.format("old7") + r"\s+(?:was|were|got|has\s+been|have\s+been)\s+replaced\s+(?:by|with)\s+"
+    + _V.format("new7") + _WHEN + "$",
     _I,
 )
 
 
-def extract_switch(c: Clause) -> Finding | None:
-    match = _SWITCH.search(c.text)
-    if not match:
+def extract_replacement(c: Clause) -> Finding | None:
+    """A replacement said with a verb of replacing ("we replaced Jest with Vitest last sprint", "swapped A out
+    for B", "B replaced A"), read before any other reading: the value after "with" or "for" is the choice,
+    never a command or a setting of its own. "From X to Y" is left to the readings of ports, versions and
+    hosts, which key the setting by what changed."""
+    return extract_switch(c, replacing_only=True)
+
+
+def extract_switch(c: Clause, replacing_only: bool = False) -> Finding | None:
+    match = _SWITCH.search(_ASIDE.sub("", c.text).rstrip(" .!"))  # "(way better fill there)": a reason, no value
+    if not match or (replacing_only and not any(match.group(n) for n in ("old3", "old5", "old6", "old7"))):
         return None
-    old = match.group("old") or match.group("old2") or match.group("old3") or match.group("old4")
-    new = match.group("new") or match.group("new2") or match.group("new3") or match.group("new4")
+    old = next(v for n in ("old", "old2", "old3", "old4", "old5", "old6", "old7") if (v := match.group(n)))
+    new = next(v for n in ("new", "new2", "new3", "new4", "new5", "new6", "new7") if (v := match.group(n)))
     what = match.group("what") or match.group("what4")
     if not what and any(MEASURE.match(v) or v.replace(".", "").isdigit() for v in (old, new)):
         return None  # "went from 2m10s to 1m20s": a measurement, not a replaced tool
@@ -464,5 +489,7 @@ def extract_switch(c: Clause) -> Finding | None:
     else:
         # a known tool keeps its category's key, so that a later choice for the same purpose replaces it
         category = tech_category(tech_name(new)) or tech_category(tech_name(old))
-        key, text = category or normalize_key(old), f"The project uses {new} instead of {old}."
-    return Finding(key, normalize_belief(new), Kind.DECISION, text)
+        key, text = category or normalize_key(old), f"The project uses {new}."
+    # The replaced value is named only to be retired: a memory's text never states it ("jest" is no answer
+    # to "which test runner?"), and what still states it goes stale.
+    return Finding(key, normalize_belief(new), Kind.DECISION, text, retires=(old,))

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from actors.llm import durable, removal
 from actors.llm.rules_answers import answered_fact
-from actors.llm.rules_choices import REMOVAL, extract_choice, extract_removal, extract_switch
+from actors.llm.rules_choices import REMOVAL, extract_choice, extract_removal, extract_replacement, extract_switch
 from actors.llm.rules_clause import (
     ESTIMATE,
     EVALUATIVE,
@@ -552,9 +552,9 @@ def _labelled(c: Clause) -> Finding | None:
 
 
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
-    extract_command, extract_port, extract_branch, extract_env, extract_setting, extract_host, extract_version,
-    extract_removal, extract_choice, extract_location, extract_destination, extract_owner, extract_deadline, _clock_time,
-    extract_convention, extract_switch, extract_quantity, extract_kv, _labelled, _reported, _note,
+    extract_replacement, extract_command, extract_port, extract_branch, extract_env, extract_setting, extract_host,
+    extract_version, extract_removal, extract_choice, extract_location, extract_destination, extract_owner, extract_deadline,
+    _clock_time, extract_convention, extract_switch, extract_quantity, extract_kv, _labelled, _reported, _note,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
 EXTRACTIVE = (*EXTRACTORS, _extractive)

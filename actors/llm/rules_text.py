@@ -35,7 +35,9 @@ _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|\s+(?:--|—|–)\s+"
     r"|,\s+and\s+|,?\s+(?:and|but)\s+(?=(?:also\s+|then\s+|now\s+)?(?:the|we|we're|we've|our|i|i've|i'm|"
     r"from now on|let's|use|it's|they|you)\b)"
-    r"|,\s+(?=(?:but\s+)?(?:now|we|we're|our|the)\s+\w+(?:\s+\w+)?\s+(?:is|are|now|lives?|runs?|listens?|uses?|use)\b)",
+    r"|,\s+(?=(?:but\s+)?(?:now|we|we're|our|the)\s+\w+(?:\s+\w+)?\s+(?:is|are|now|lives?|runs?|listens?|uses?|use)\b)"
+    # a consequence after a comma ("we replaced A with B, so please update the docs"): its own clause
+    ,
     re.I,
 )
 # A comma splice: a new subject of one or two words (three after "the" or "our") and its copula after a comma
@@ -50,6 +52,21 @@ _SPLICE = re.compile(r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this
                      r"|[\w-]+\s+(?:now\s+)?(?:owns|maintains|takes\s+over|took\s+over)\s+\w))", re.I)
 _SUBORDINATE = re.compile(r"^(?:if|when|whenever|unless|once|because|since|although|though|while|whether|as long as)\b", re.I)
 _FRONTED = re.compile(r"^(?:for|in|on|at|from|with|without|unlike|like|per|after|before|during|under|inside|outside)\b", re.I)
+
+
+# A subordinate clause that the sentence takes as given ("now that the api lives on Render, deploys
+# fail", "since we swapped A out for B, the webhook needs a check"): the speaker asserts it as much as
+# the main clause, so it is read as a clause of its own. Conditions ("if", "when", "unless") are not:
+# they assert nothing.
+_PRESUPPOSED = re.compile(r"^(?:now\s+that|since|because|given\s+that|seeing\s+as)\s+(?P<given>[^,]+?),\s+(?P<main>\S.*)$", re.I)
+
+
+def _presupposed(part: str) -> list[str]:
+    """``part`` split into the clause it takes as given and its main clause, when it opens with one."""
+    m = _PRESUPPOSED.match(part.strip())
+    if m is None or len(m.group("given").split()) < 3:
+        return [part]
+    return [m.group("given"), m.group("main")]
 
 
 def _spliced(part: str) -> list[str]:
@@ -258,7 +275,7 @@ def sentences(text: str, documents: bool = False) -> list[str]:
 # A request that closes a sentence after a statement: "we moved to X at URL — can you update
 # the config?". Clause structure, not vocabulary: a separator, then a modal addressed to "you".
 _TRAILING_REQUEST = re.compile(
-    r"\s*(?:—|–|\s-|,|;|:)\s+(?=(?:(?:so|and|then|also|now)\s+)?(?:can|could|would|will)\s+you\b)", re.I)
+    r"\s*(?:—|–|\s-|,|;|:)\s+(?=(?:(?:so|and|then|also|now)\s+)?(?:(?:can|could|would|will)\s+you\b))", re.I)
 
 
 def split_trailing_requests(sentences_: list[str]) -> list[str]:
@@ -301,7 +318,7 @@ def clauses(sentence: str) -> list[str]:
         return f"\x00{len(spans) - 1}\x00"
 
     protected = _BACKTICK.sub(hide, sentence)
-    parts = [q for p in _CLAUSE_SPLIT.split(protected) for q in _spliced(p)]
+    parts = [q for p in _CLAUSE_SPLIT.split(protected) for r in _presupposed(p) for q in _spliced(r)]
     out = [re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], p).strip() for p in parts]
     return [p for p in out if p]
 

@@ -1,0 +1,77 @@
+"""Replacements said with a verb of replacing, and clauses a sentence takes as given (session 24).
+
+Wording written for these tests; none of it comes from an evaluation history.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.llm.rules import RulesClient
+from engine.models import Candidate, Unit
+
+
+def extract(user: str, assistant: str = "OK.", profile: str = "developer") -> list[Candidate]:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1_767_225_600_000, user=user, assistant=assistant,
+                request_id="r1")
+    return RulesClient(profile).extract([unit], "project:p")
+
+
+@pytest.mark.parametrize(("said", "chosen", "given_up"), [
+    ("we swapped Mailgun out for Postmark", "postmark", "mailgun"),
+    ("we replaced Karma with Vitest a while ago", "vitest", "karma"),
+    ("Caddy replaced nginx on the edge boxes last month", "caddy", "nginx"),  # no trailing time: "on the edge boxes" is no value
+    ("Grafana Agent got replaced by Alloy", "alloy", "grafana agent"),
+    ("we ditched Travis for Buildkite (the queue times were awful)", "buildkite", "travis"),
+])
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+def test_a_replacement_chooses_the_new_thing_and_retires_the_old(said: str, chosen: str, given_up: str,
+                                                                 profile: str) -> None:
+    found = extract(said, profile=profile)
+    kept = [c for c in found if not c.negated]
+    retired = [c.belief for c in found if c.negated]
+    if said.startswith("Caddy"):
+        # the clause does not close on the replaced value: not read as a replacement, and nothing invented
+        assert all(c.belief != "nginx" for c in kept)
+        return
+    assert [c.belief for c in kept] == [chosen]
+    assert retired == [given_up]
+    # no memory's text names what was given up: it is no answer to "what do we use for X?"
+    assert given_up not in kept[0].text.lower()
+
+
+def test_a_replacement_with_a_time_after_it_is_no_command() -> None:
+    # "Vitest last sprint" was read as the test command: the time closes the clause, it is no value
+    found = extract("we replaced Jest with Vitest last sprint")
+    assert [(c.key, c.belief, c.negated) for c in found] == [("", "jest", True), ("test framework", "vitest", False)]
+
+
+def test_a_replacement_of_a_port_is_still_read_as_the_port() -> None:
+    # the control: "from X to Y" stays with the readings that know what changed (a port, a version, a host)
+    found = extract("We moved the api from 8080 to 9090.")
+    assert [(c.key, c.belief) for c in found if not c.negated] == [("api port", "9090")]
+
+
+@pytest.mark.parametrize("said", [
+    "we dropped support for Safari 14",  # "drop X for Y" is no replacement verb here
+    "swap the config for a new one",
+    "can we replace Sentry with GlitchTip?",  # a question states nothing
+])
+def test_what_is_no_replacement_reads_no_choice(said: str) -> None:
+    assert not [c for c in extract(said) if not c.negated and c.belief in {"safari 14", "a new one", "glitchtip"}]
+
+
+@pytest.mark.parametrize(("said", "value"), [
+    ("now that the image resizer runs on port 7070, the health check fails, can you look?", "7070"),
+    ("since we moved the docs site to docs.acme.dev, the old links 404", "docs.acme.dev"),
+])
+def test_a_clause_taken_as_given_is_read_on_its_own(said: str, value: str) -> None:
+    assert value in [c.belief for c in extract(said)]
+
+
+@pytest.mark.parametrize("said", [
+    "if the image resizer runs on port 7070, the health check fails",  # a condition asserts nothing
+    "when we move the docs site to docs.acme.dev, the old links will 404",
+])
+def test_a_condition_is_not_taken_as_given(said: str) -> None:
+    assert extract(said) == []
