@@ -16,6 +16,7 @@ from actors.llm.rules_clause import (
     EXCLUDED_BEFORE,
     MEASURE,
     NOT_SUBJECTS,
+    WHEN_SAID,
     Clause,
     Finding,
     cap,
@@ -442,27 +443,23 @@ _CATEGORY_LABEL = {"ci provider": "CI provider", "http client": "HTTP client", "
 _ASIDE = re.compile(r"\s*\([^()]*\)")
 # A value of a switch: one or two words or a code span.
 _V = r"`?(?P<{}>[\w.@/+-]+(?:\s(?!(?:out|for|with|to|by|from|in)\b)[\w.@/+-]+)?)`?"
-# When the switch happened, closing the clause ("last sprint", "a while ago"): English time adverbials,
-# never part of the value ("we replaced Jest with Vitest last sprint" chose Vitest).
-_WHEN = (r"(?:\s+(?:a\s+while\s+ago|a\s+(?:few|couple\s+of)\s+(?:days|weeks|months)\s+ago|"
-         r"(?:last|this|earlier\s+this)\s+(?:week|sprint|month|quarter|year|release|cycle)|yesterday|today|recently|"
-         r"already|earlier|at\s+last|finally|for\s+good|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
-         r"in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)))?")
+# What a replacement led to, after a comma ("..., so please update the docs"): the replacement still closes on its value.
+_THEN = r"(?:,\s.*)?"
 _SWITCH = re.compile(
     r"\b(?:switch|mov|migrat|chang|go|went)\w*\s+(?:(?:the|our)\s+(?P<what>[\w\s-]{1,30}?)\s+)?from\s+"
-    + _V.format("old") + r"\s+to\s+" + _V.format("new") + _WHEN + "$"
-    + r"|\buse\s+" + _V.format("new2") + r"\s+(?:instead of|rather than|in place of)\s+" + _V.format("old2") + _WHEN + "$"
-    + r"|\breplac\w*\s+(?:the\s+|our\s+)?" + _V.format("old3") + r"\s+with\s+" + _V.format("new3") + _WHEN + "$"
+    + _V.format("old") + r"\s+to\s+" + _V.format("new") + WHEN_SAID + "$"
+    + r"|\buse\s+" + _V.format("new2") + r"\s+(?:instead of|rather than|in place of)\s+" + _V.format("old2") + WHEN_SAID + "$"
+    + r"|\breplac\w*\s+(?:the\s+|our\s+)?" + _V.format("old3") + r"\s+with\s+" + _V.format("new3") + WHEN_SAID + _THEN + "$"
     # an arrow: "jest -> vitest", "linter: eslint → biome"
     + r"|^(?:(?P<what4>[\w\s-]{1,30}?)\s*:\s*)?`?(?P<old4>[\w.@/+-]+)`?\s*(?:->|→|=>)\s*`?(?P<new4>[\w.@/+-]+)`?$"
     # a thing given up for another: "we swapped X out for Y", "ditched X for Y"
     + r"|\b(?:swap|swapp|ditch|trad|exchang)\w*\s+(?:the\s+|our\s+)?" + _V.format("old5") + r"\s+(?:out\s+)?for\s+"
-    + _V.format("new5") + _WHEN + "$"
+    + _V.format("new5") + WHEN_SAID + _THEN + "$"
     # the new thing as the subject, or the old one in the passive: "Vitest replaced Jest", "Jest got replaced by Vitest"
     + r"|^(?:the\s+|our\s+)?" + _V.format("new6") + r"\s+(?:has\s+|have\s+)?replaced\s+(?:the\s+|our\s+)?" + _V.format("old6")
-    + _WHEN + "$"
+    + WHEN_SAID + _THEN + "$"
     + r"|^(?:the\s+|our\s+)?" + _V.format("old7") + r"\s+(?:was|were|got|has\s+been|have\s+been)\s+replaced\s+(?:by|with)\s+"
-    + _V.format("new7") + _WHEN + "$",
+    + _V.format("new7") + WHEN_SAID + _THEN + "$",
     _I,
 )
 

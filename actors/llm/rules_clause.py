@@ -42,6 +42,13 @@ class Finding:
     as_said: bool = False  # kept as said beside a reading of the same key and value (``rules_answers``)
 
 
+# When a change happened, closing its clause ("last sprint", "a while ago"): English time adverbials,
+# never part of the value ("we replaced Jest with Vitest last sprint" chose Vitest).
+WHEN_SAID = (r"(?:\s+(?:(?:as\s+of|since|starting)\s+)?(?:a\s+while\s+ago|a\s+(?:few|couple\s+of)\s+(?:days|weeks|months)\s+ago|"
+         r"(?:last|this|earlier\s+this)\s+(?:week|sprint|month|quarter|year|release|cycle)|yesterday|today|recently|"
+         r"already|earlier|at\s+last|finally|for\s+good|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+         r"in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)))?")
+
 # ---------------------------------------------------------------- shared value picking
 
 EXCLUDED_BEFORE = re.compile(
@@ -85,7 +92,7 @@ def article_free(phrase: str) -> str:
 # around a subject ("the docs site *binds* to", "*after* the restructure").
 _NP_BREAK = STOPWORDS | frozenset(
     "listens listen runs run binds bind lives live sits sit holds hold keeps keep goes go gets get "
-    "points pointing pointed connects connecting talks calls calling hits moved move migrated migrate relocated switched switch bumped changed replaced failed stored kept "
+    "points pointing pointed connects connecting talks calls calling hits moved move migrated migrate relocated switched switch bumped changed replaced failed stored kept got gets "
     "served hosted reachable deployed located defined placed belongs belong owns own took passed needs "
     "locally today yesterday tomorrow starting after before since until once because while anymore "
     "last week sprint release everywhere again too please find put point connect port ports "

@@ -16,6 +16,7 @@ from actors.llm.rules_clause import (
     EVALUATIVE,
     MEASURE,
     NOT_SUBJECTS,
+    WHEN_SAID,
     Clause,
     Finding,
     article_free,
@@ -391,7 +392,7 @@ _HOST_MOVE = re.compile(
     _I,
 )
 _HOST_VERB = re.compile(
-    r"\s(?:(?:host ?name|host|address)\s+)?(?:(?:has\s+)?(?:moved|migrated|changed|switched|failed over|been moved)\s+to|"
+    r"\s(?:(?:host ?name|host|address)\s+)?(?:(?:has\s+|got\s+|was\s+|were\s+)?(?:moved|migrated|changed|switched|failed over|been moved)\s+to|"
     r"(?:lives?|runs?|sits?|is|are|resides?)(?:\s+now)?(?:\s+(?:reachable|hosted|served|deployed|running|available|located))?"
     r"(?:\s+(?:at|on|from))?|=|:)\s+" + _HOSTNAME_VALUE,
     _I,
@@ -663,6 +664,9 @@ def _is_valuey(value: str) -> bool:
 _STATUS_WORD = re.compile(r"^(?:final|current|latest)\s+(?=\S)", _I)
 
 
+_CONTRAST = re.compile(r",?\s+(?:not|no longer|instead of|rather than)\s+(?:the\s+)?(`[^`]+`|[\w.:/@-]+)\s*$", _I)
+
+
 def extract_kv(c: Clause) -> Finding | None:
     if c.speaker == "assistant" and not (c.changed or CHANGE.search(c.text)):
         return None
@@ -684,6 +688,15 @@ def extract_kv(c: Clause) -> Finding | None:
                      r"so (?:a|an|the|that|it|we|you|they|there|this)\b)\s)",
                      value, maxsplit=1)[0]
     value = re.sub(r",?\s+please(?:,.*)?$", "", value, flags=_I)  # "26 please, ...": a courtesy is no part of the value
+    value = re.sub(WHEN_SAID + "$", "", value, flags=_I)  # "search-2.internal yesterday": when it changed is no part of it
+    # "media-eu, not media": a closing contrast names the value replaced, which the memory must not state
+    contrast = _CONTRAST.search(value)
+    replaced: tuple[str, ...] = ()
+    if contrast and contrast.start() > 0 and contrast.group(1).strip("`").lower() not in EVALUATIVE:
+        old = contrast.group(1).strip("`")
+        value = value[: contrast.start()].rstrip(" ,")
+        # only a distinctive value or a known tool is retired: a plain word ("not debug") names too much else
+        replaced = (old,) if re.search(r"[\d./:_@-]", old) or tech_category(tech_name(old)) else ()
     if match.group("s3") and _RAISED.match(match.group(0)):
         subject = re.sub(r"\s+(?:up|down)$", "", subject, flags=_I)  # "bump minSdk up to 26": a particle of the verb
     subject = lower_first(article_free(subject))
@@ -731,7 +744,7 @@ def extract_kv(c: Clause) -> Finding | None:
         belief = number.group(0)
     verb = "are" if match.group("v1") == "are" else "is"
     kind = Kind.DECISION if (c.changed or DECISION.search(c.low) or explicit_change) else Kind.FACT
-    return Finding(key, belief, kind, f"The {subject} {verb} {value}.")
+    return Finding(key, belief, kind, f"The {subject} {verb} {value}.", retires=replaced)
 
 
 # ---------------------------------------------------------------- limits, retention, a value used for a thing

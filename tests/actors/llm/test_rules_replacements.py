@@ -75,3 +75,25 @@ def test_a_clause_taken_as_given_is_read_on_its_own(said: str, value: str) -> No
 ])
 def test_a_condition_is_not_taken_as_given(said: str) -> None:
     assert extract(said) == []
+
+
+@pytest.mark.parametrize(("said", "value", "retired"), [
+    ("btw the exports bucket is now acme-exports-eu, not acme-exports", "acme-exports-eu", ["acme-exports"]),
+    ("the staging db is now pg-stg-2 instead of pg-stg-1", "pg-stg-2", ["pg-stg-1"]),
+    ("the log level is now info, not debug", "info", []),  # a plain word is cut from the value but retires nothing
+])
+def test_a_closing_contrast_is_no_part_of_the_value(said: str, value: str, retired: list[str]) -> None:
+    found = extract(said)
+    kept = [c for c in found if not c.negated]
+    assert [c.belief for c in kept] == [value]
+    assert [c.belief for c in found if c.negated] == retired
+    assert ", not" not in kept[0].text and "instead of" not in kept[0].text
+
+
+@pytest.mark.parametrize(("said", "key", "value"), [
+    ("ok the build cache got moved to cache-3.lan yesterday", "build cache host", "cache-3.lan"),  # "got" is no part of the subject
+    ("the search index is now idx-v4 as of last week", "search index", "idx-v4"),  # when it changed is no part of the value
+    ("we replaced Karma with Vitest last sprint, so please update the docs", "test framework", "vitest"),
+])
+def test_when_a_change_happened_is_no_part_of_it(said: str, key: str, value: str) -> None:
+    assert [(c.key, c.belief) for c in extract(said) if not c.negated] == [(key, value)]
