@@ -623,7 +623,11 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
     report = opening and speaker == "assistant" and bool(_REPORT_OPENING.search(sentence))
     opened = decision = False
     out: list[Finding] = []
-    for part in clauses(sentence):
+    label = _LABELLED.match(sentence) if in_list and speaker == "assistant" else None
+    for n, part in enumerate(clauses(sentence)):
+        if label is not None and n > 0 and not _LABELLED.match(part):
+            # "| CI | GitLab CI; slim CI runs `dbt build ...` |": each clause of a labelled line is under its label
+            part = f"{label.group('label').strip()}: {part}"
         if len(part) > MAX_CLAUSE_CHARS:
             continue  # no memory is a 400-character clause; and patterns stay linear in the turn's size
         text, changed, remember = strip_fillers(part)
