@@ -65,7 +65,8 @@ class ScoreTerms(BaseModel):
     gate: float = Field(description="cos + w_lex*lex, compared with theta (pools and tiers rank, never decide eligibility)")
     anchored: bool = Field(default=False, description="passed on lexical evidence: lex >= lex_anchor and cos >= anchor_min_cos")
     shaped: bool = Field(default=False, description="let in under the gate by the shape of value the question asks for "
-                                                    "(shape_anchor), after every candidate that passed otherwise")
+                                                    "(shape_anchor) or by the words of its key (key_anchor), after every "
+                                                    "candidate that passed otherwise")
     score: float
     value: float
     confidence: float
@@ -325,6 +326,16 @@ def lexically_anchored(item: Shortlisted, r: RetrievalSettings) -> bool:
     return r.lex_anchor > 0 and item.lex >= r.lex_anchor and item.cos >= r.anchor_min_cos
 
 
+def names_key(item: Shortlisted, asked: set[str], r: RetrievalSettings) -> bool:
+    """Whether the question names, in its own words, every word of the subject of a memory's key ("where does the
+    repo live?" against ``repo name``, "what CI runs the checks?" against ``ci name``), and the memory is loosely
+    about it (``anchor_min_cos``). ``asked``: the folded tokens of the query (empty: the anchor is off)."""
+    words = item.memory.key.split()[:-1]
+    if not asked or not words or item.cos < r.anchor_min_cos:
+        return False
+    return all(bool(set(tokenize(w, fold=True)) & asked) for w in words)
+
+
 # Keys whose value is a person: a reading of who owns a thing (``payments owner``).
 _PERSON_KINDS = frozenset({"owner"})
 
@@ -487,8 +498,12 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
     shapes = asked_shapes(query) if r.shape_anchor else frozenset()
     strong = {it.memory.id for _, it in passed}  # the shape is weaker evidence: it only fills what is left
     by_shape = [(sg, it) for sg, it in scored if it.memory.id not in strong and answers_shape(it, shapes, r)]
-    shaped = frozenset(it.memory.id for _, it in by_shape)
-    passed += by_shape
+    folded = set(tokenize(query, fold=True)) if r.key_anchor else set()
+    taken = strong | {it.memory.id for _, it in by_shape}
+    by_key = [(sg, it) for sg, it in scored if it.memory.id not in taken and names_key(it, folded, r)]
+    weak = by_shape + by_key  # weaker evidence than the gate's: they only fill what is left, and hide nothing
+    shaped = frozenset(it.memory.id for _, it in weak)
+    passed += weak
 
     chosen: list[tuple[ScoreTerms, Memory, bool]] = []
     suppressed: list[Suppressed] = []

@@ -383,21 +383,23 @@ def test_a_question_for_a_person_lets_in_the_owner_of_the_thing_it_names() -> No
     other = mem("Vesna owns the thumbnail worker.", "thumbnail worker owner", "vesna")
     port = mem("The tariff service listens on port 7311.", "tariff service port", "7311")
     asked = "who do I ask about the tariff tables?"
+    # the key's words alone let a memory in too (key_anchor, its own test): off here, where the person is the evidence
+    nokey = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"key_anchor": False})})
     # positive: a person is asked for, the key is of a person, a word of its key is in the question
-    assert "Halvard" in _ask(asked, [short(owner, 0.24)]).context
+    assert "Halvard" in _ask(asked, [short(owner, 0.24)], s=nokey).context
     # no person asked for
-    assert _ask("what changed in the tariff tables?", [short(owner, 0.24)]).context == ""
+    assert _ask("what changed in the tariff tables?", [short(owner, 0.24)], s=nokey).context == ""
     # a person asked for, but of another thing
-    assert _ask(asked, [short(other, 0.24)]).context == ""
+    assert _ask(asked, [short(other, 0.24)], s=nokey).context == ""
     # the thing named, but the memory holds no person
-    assert _ask(asked, [short(port, 0.24)]).context == ""
+    assert _ask(asked, [short(port, 0.24)], s=nokey).context == ""
     # under the cosine a lexical anchor needs too: a coincidence of names
-    assert _ask(asked, [short(owner, 0.10)]).context == ""
+    assert _ask(asked, [short(owner, 0.10)], s=nokey).context == ""
     # inflections fold: "tariff" asked, "tariffs" in the key
     plural = mem("Halvard owns the tariffs.", "tariffs owner", "halvard")
-    assert "Halvard" in _ask("who looks at tariff changes?", [short(plural, 0.24)]).context
+    assert "Halvard" in _ask("who looks at tariff changes?", [short(plural, 0.24)], s=nokey).context
     # and the setting turns it off
-    off = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"person_anchor": False})})
+    off = S.model_copy(update={"retrieval": nokey.retrieval.model_copy(update={"person_anchor": False})})
     assert _ask(asked, [short(owner, 0.24)], s=off).context == ""
 
 
@@ -520,3 +522,38 @@ def test_a_later_value_let_in_by_its_shape_never_hides_one_that_passed_otherwise
     sel2 = select("which port does billing use?", [short(old, 0.40), short(new, 0.40)], project="p", settings=S,
                   now_ms=NOW, step=5, pair_cosine=cos)
     assert "8080" not in sel2.context and "9090" in sel2.context
+
+
+@pytest.mark.parametrize(("query", "text", "key"), [
+    ("remind me where the mono repo lives?", "Repo: codeberg.org/acme/mono.", "repo name"),
+    ("which CI runs the merge checks?", "CI: Woodpecker.", "ci name"),
+    ("how do I run the tests again?", "To run the tests, run `just test`.", "test command"),
+    ("what bucket do uploads land in?", "Upload bucket: acme-up-eu.", "upload bucket name"),
+])
+def test_a_question_naming_a_memorys_key_lets_it_in(query: str, text: str, key: str) -> None:
+    """The embedder scores such a pair under theta; the words of the key's subject in the question (inflections
+    folded) let it in, if the memory is loosely about the question. Each negative changes one condition."""
+    answer = mem(text, key, "x")
+    low = S.retrieval.anchor_min_cos + 0.04
+    assert low < S.retrieval.theta
+    sel = _ask(query, [short(answer, low)])
+    assert text in sel.context and sel.memories[0].why.shaped
+    # under the cosine an anchor needs
+    assert _ask(query, [short(answer, S.retrieval.anchor_min_cos - 0.05)]).context == ""
+    # a question that does not name the key's subject
+    assert _ask("what do you think of it?", [short(answer, low)]).context == ""
+    # a memory with no key has nothing to name (the shape asked for, its own anchor, off)
+    no_shape = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"shape_anchor": False})})
+    assert _ask(query, [short(mem(text), low)], s=no_shape).context == ""
+    # and the setting turns it off
+    off = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"key_anchor": False, "shape_anchor": False})})
+    assert _ask(query, [short(answer, low)], s=off).context == ""
+
+
+def test_a_key_names_its_subject_only_whole() -> None:
+    # every word of the subject must be asked: "upload" alone does not name `upload bucket name`
+    answer = mem("Upload bucket: acme-up-eu.", "upload bucket name", "acme-up-eu")
+    low = S.retrieval.anchor_min_cos + 0.04
+    off = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"shape_anchor": False})})
+    assert _ask("why are uploads slow?", [short(answer, low)], s=off).context == ""
+    assert _ask("which bucket do uploads go to?", [short(answer, low)], s=off).context != ""
