@@ -327,13 +327,14 @@ def lexically_anchored(item: Shortlisted, r: RetrievalSettings) -> bool:
 
 
 def names_key(item: Shortlisted, asked: set[str], r: RetrievalSettings) -> bool:
-    """Whether the question names, in its own words, every word of the subject of a memory's key ("where does the
-    repo live?" against ``repo name``, "what CI runs the checks?" against ``ci name``), and the memory is loosely
-    about it (``anchor_min_cos``). ``asked``: the folded tokens of the query (empty: the anchor is off)."""
+    """Whether the question names every word of the subject of a memory's key (all its words but the last, the
+    kind: "where does the repo live?" against ``repo name``, "what CI runs the checks?" against ``ci name``), and
+    the memory is loosely about it (``anchor_min_cos``). A word is named by any of its tokens, inflections folded;
+    a dotted or hyphenated word also by one of its parts. ``asked``: the folded tokens of the query."""
     words = item.memory.key.split()[:-1]
     if not asked or not words or item.cos < r.anchor_min_cos:
         return False
-    return all(bool(set(tokenize(w, fold=True)) & asked) for w in words)
+    return all(set(tokenize(w, fold=True)) & asked for w in words)
 
 
 # Keys whose value is a person: a reading of who owns a thing (``payments owner``).
@@ -492,15 +493,16 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
           and not _about_someone_else(it.memory, query)]
     scored = sorted(((_rank(it, now_ms=now_ms, s=settings, priors=priors), it) for it in ok),
                     key=lambda p: (-p[0][0], p[1].memory.id))
-    who = set(tokenize(query, fold=True)) if r.person_anchor and _ASKS_FOR_PERSON.search(query) else set()
+    folded = set(tokenize(query, fold=True)) if r.person_anchor or r.key_anchor else set()
+    who = folded if r.person_anchor and _ASKS_FOR_PERSON.search(query) else set()
     passed = [(sg, it) for sg, it in scored
               if sg[1] >= r.theta or lexically_anchored(it, r) or answers_who(it, who, r)]
     shapes = asked_shapes(query) if r.shape_anchor else frozenset()
     strong = {it.memory.id for _, it in passed}  # the shape is weaker evidence: it only fills what is left
     by_shape = [(sg, it) for sg, it in scored if it.memory.id not in strong and answers_shape(it, shapes, r)]
-    folded = set(tokenize(query, fold=True)) if r.key_anchor else set()
     taken = strong | {it.memory.id for _, it in by_shape}
-    by_key = [(sg, it) for sg, it in scored if it.memory.id not in taken and names_key(it, folded, r)]
+    by_key = [(sg, it) for sg, it in scored
+              if r.key_anchor and it.memory.id not in taken and names_key(it, folded, r)]
     weak = by_shape + by_key  # weaker evidence than the gate's: they only fill what is left, and hide nothing
     shaped = frozenset(it.memory.id for _, it in weak)
     passed += weak

@@ -74,8 +74,8 @@ class RetrievalSettings(_Section):
     budget_tokens: int = setting(256, "token budget of the injected block",
                                  "DESIGN §4: the block rides on every prompt, so it stays small")
     theta: float = setting(0.35, "relevance gate on cosine plus w_lex * lex (pools and tiers only rank): nothing "
-                           "below is injected unless lexically anchored, or let in by person_anchor or shape_anchor "
-                           "(else the recall abstains)", "DESIGN §4")
+                           "below is injected unless lexically anchored, or let in by person_anchor, key_anchor or "
+                           "shape_anchor (else the recall abstains)", "DESIGN §4")
     lex_anchor: float = setting(
         0.30, "normalised BM25 score at or above which a candidate passes the gate whatever its cosine sum, if its "
         "cosine is at least anchor_min_cos (0: off)", "the embedder scores a question against the statement that "
@@ -83,7 +83,7 @@ class RetrievalSettings(_Section):
         "on the development histories alpha and beta (eval/results/independent-*); a word most memories share "
         "weighs little in BM25 and anchors nothing")
     anchor_min_cos: float = setting(0.20, "cosine a candidate let in under theta needs at least (lexical anchor, "
-                                    "person_anchor, shape_anchor)",
+                                    "person_anchor, key_anchor, shape_anchor)",
                                     "below it a shared rare word is a coincidence of names; chosen as lex_anchor")
     tau_sim: float = setting(0.78, "cosine to an already selected memory above which a candidate is suppressed",
                              "DESIGN §4 (original sidecar setting)")

@@ -441,27 +441,37 @@ _CATEGORY_LABEL = {"ci provider": "CI provider", "http client": "HTTP client", "
 
 
 _ASIDE = re.compile(r"\s*\([^()]*\)")
-# A value of a switch: one or two words or a code span.
-_V = r"`?(?P<{}>[\w.@/+-]+(?:\s(?!(?:out|for|with|to|by|from|in)\b)[\w.@/+-]+)?)`?"
-# What a replacement led to, after a comma ("..., so please update the docs"): the replacement still closes on its value.
+# A value of a switch: one or two words or a code span; never a preposition, an auxiliary or a pronoun
+# ("Jest was replaced by Vitest" is no value "jest was"; "it replaced Jest" names no new thing).
+_NOT_VALUE = r"(?:out|for|with|to|by|from|in|was|were|got|has|have|had|been|is|are|we|i|it|this|that|they|you|he|she)"
+_V = (r"(?!" + _NOT_VALUE + r"\b)`?(?P<{}>[\w.@/+-]+(?:\s(?!" + _NOT_VALUE + r"\b)[\w.@/+-]+)?)`?")
+# What a replacement led to, after a comma ("..., so please update the docs"): the replacement still closes
+# on its value.
 _THEN = r"(?:,\s.*)?"
+# "ditch X for good", "swap it for now": for how long, not for what
+_FOR_A_TIME = r"(?!(?:good|now|later|real|a\s+while|the\s+time\s+being)\b)"
 _SWITCH = re.compile(
     r"\b(?:switch|mov|migrat|chang|go|went)\w*\s+(?:(?:the|our)\s+(?P<what>[\w\s-]{1,30}?)\s+)?from\s+"
     + _V.format("old") + r"\s+to\s+" + _V.format("new") + WHEN_SAID + "$"
-    + r"|\buse\s+" + _V.format("new2") + r"\s+(?:instead of|rather than|in place of)\s+" + _V.format("old2") + WHEN_SAID + "$"
-    + r"|\breplac\w*\s+(?:the\s+|our\s+)?" + _V.format("old3") + r"\s+with\s+" + _V.format("new3") + WHEN_SAID + _THEN + "$"
+    + r"|\buse\s+" + _V.format("new2") + r"\s+(?:instead of|rather than|in place of)\s+" + _V.format("old2")
+    + WHEN_SAID + "$"
+    + r"|\breplac\w*\s+(?:the\s+|our\s+)?" + _V.format("old3") + r"\s+with\s+" + _V.format("new3") + WHEN_SAID
+    + _THEN + "$"
     # an arrow: "jest -> vitest", "linter: eslint → biome"
     + r"|^(?:(?P<what4>[\w\s-]{1,30}?)\s*:\s*)?`?(?P<old4>[\w.@/+-]+)`?\s*(?:->|→|=>)\s*`?(?P<new4>[\w.@/+-]+)`?$"
-    # a thing given up for another: "we swapped X out for Y", "ditched X for Y"
-    + r"|\b(?:swap|swapp|ditch|trad|exchang)\w*\s+(?:the\s+|our\s+)?" + _V.format("old5") + r"\s+(?:out\s+)?for\s+"
-    + _V.format("new5") + WHEN_SAID + _THEN + "$"
-    # the new thing as the subject, or the old one in the passive: "Vitest replaced Jest", "Jest got replaced by Vitest"
-    + r"|^(?:the\s+|our\s+)?" + _V.format("new6") + r"\s+(?:has\s+|have\s+)?replaced\s+(?:the\s+|our\s+)?" + _V.format("old6")
-    + WHEN_SAID + _THEN + "$"
-    + r"|^(?:the\s+|our\s+)?" + _V.format("old7") + r"\s+(?:was|were|got|has\s+been|have\s+been)\s+replaced\s+(?:by|with)\s+"
-    + _V.format("new7") + WHEN_SAID + _THEN + "$",
+    # a thing given up for another: "we swapped X out for Y", "ditched X for Y", "swapped out X for Y"
+    + r"|\b(?:swap|swapp|ditch|trad|exchang)\w*\s+(?:out\s+)?(?:the\s+|our\s+)?" + _V.format("old5")
+    + r"\s+(?:out\s+)?for\s+" + _FOR_A_TIME + _V.format("new5") + WHEN_SAID + _THEN + "$"
+    # the old thing in the passive, or the new one as the subject: "Jest got replaced by Vitest", "Vitest replaced Jest"
+    + r"|^(?:the\s+|our\s+)?" + _V.format("old7") + r"\s+(?:was|were|got|has\s+been|have\s+been)\s+replaced\s+"
+    r"(?:by|with)\s+" + _V.format("new7") + WHEN_SAID + _THEN + "$"
+    + r"|^(?:the\s+|our\s+)?" + _V.format("new6") + r"\s+(?:has\s+|have\s+)?replaced\s+(?:the\s+|our\s+)?"
+    + _V.format("old6") + WHEN_SAID + _THEN + "$",
     _I,
 )
+# A value that names a thing by itself: code, a value with a digit or an identifier character, or a name
+# written with a capital ("Postmark", "applovin MAX"); "clarity" or "speed" name no tool.
+_NAMED = re.compile(r"^`|[\d./:_@-]|(?:^|\s)[A-Z]")
 
 
 def extract_replacement(c: Clause) -> Finding | None:
@@ -474,18 +484,26 @@ def extract_replacement(c: Clause) -> Finding | None:
 
 def extract_switch(c: Clause, replacing_only: bool = False) -> Finding | None:
     match = _SWITCH.search(_ASIDE.sub("", c.text).rstrip(" .!"))  # "(way better fill there)": a reason, no value
-    if not match or (replacing_only and not any(match.group(n) for n in ("old3", "old5", "old6", "old7"))):
+    replacing = bool(match) and any(match.group(n) for n in ("old3", "old5", "old6", "old7"))
+    if not match or (replacing_only and not replacing):
         return None
     old = next(v for n in ("old", "old2", "old3", "old4", "old5", "old6", "old7") if (v := match.group(n)))
     new = next(v for n in ("new", "new2", "new3", "new4", "new5", "new6", "new7") if (v := match.group(n)))
     what = match.group("what") or match.group("what4")
     if not what and any(MEASURE.match(v) or v.replace(".", "").isdigit() for v in (old, new)):
         return None  # "went from 2m10s to 1m20s": a measurement, not a replaced tool
+    category = tech_category(tech_name(new)) or tech_category(tech_name(old))
+    if replacing and not category:
+        if any(re.search(r"\d|\.\w", v) for v in (old, new)):
+            return None  # "replaced Postgres 14 with Postgres 16", "db1.internal with db2.internal": versions and hosts
+        if not (_NAMED.search(old) and _NAMED.search(new)):
+            return None  # "swap the order for clarity": no named things
+        if match.group("new6") and not ("`" in match.group(0)):
+            return None  # "Dana replaced the API tokens": a capital subject may be a person, not a tool
     if what:
         key, text = normalize_key(what), f"The {what.strip()} is {new}."
     else:
         # a known tool keeps its category's key, so that a later choice for the same purpose replaces it
-        category = tech_category(tech_name(new)) or tech_category(tech_name(old))
         key, text = category or normalize_key(old), f"The project uses {new}."
     # The replaced value is named only to be retired: a memory's text never states it ("jest" is no answer
     # to "which test runner?"), and what still states it goes stale.

@@ -44,10 +44,11 @@ class Finding:
 
 # When a change happened, closing its clause ("last sprint", "a while ago"): English time adverbials,
 # never part of the value ("we replaced Jest with Vitest last sprint" chose Vitest).
-WHEN_SAID = (r"(?:\s+(?:(?:as\s+of|since|starting)\s+)?(?:a\s+while\s+ago|a\s+(?:few|couple\s+of)\s+(?:days|weeks|months)\s+ago|"
-         r"(?:last|this|earlier\s+this)\s+(?:week|sprint|month|quarter|year|release|cycle)|yesterday|today|recently|"
-         r"already|earlier|at\s+last|finally|for\s+good|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
-         r"in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)))?")
+WHEN_SAID = (
+    r"(?:(?<!\s)\s+(?:(?:as\s+of|since|starting)\s+)?(?:a\s+while\s+ago|a\s+(?:few|couple\s+of)\s+(?:days|weeks|months)\s+ago|"
+    r"(?:last|this|earlier\s+this)\s+(?:week|sprint|month|quarter|year|release|cycle)|yesterday|today|recently|"
+    r"already|earlier|at\s+last|finally|for\s+good|on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)))?")
 
 # ---------------------------------------------------------------- shared value picking
 

@@ -624,44 +624,49 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
     opened = decision = False
     out: list[Finding] = []
     label = _LABELLED.match(sentence) if in_list and speaker == "assistant" else None
-    for n, part in enumerate(clauses(sentence)):
-        if label is not None and n > 0 and not _LABELLED.match(part):
-            # "| CI | GitLab CI; slim CI runs `dbt build ...` |": each clause of a labelled line is under its label
-            part = f"{label.group('label').strip()}: {part}"
-        if len(part) > MAX_CLAUSE_CHARS:
-            continue  # no memory is a 400-character clause; and patterns stay linear in the turn's size
-        text, changed, remember = strip_fillers(part)
-        if speaker == "assistant":  # its summary of edits: "`docs/setup.md`: the relay is now X": X holds
-            text = _FILE_LEAD.sub("", text)
-        if speaker == "user":
-            text, decided = _decided(text)
-            decision = decision or decided  # "we agreed: three was too few, the cap will be 5": it covers both
-            changed = changed or decision
-        if text:  # the report is the first clause said
-            report, opened = report and not opened, True
-        if not text or MEMORY_TALK.search(text) or not is_statement(text, changed) or PROPOSAL.search(text):
-            continue  # a question, a plan, a hypothesis or a reported proposal states nothing
-        if speaker == "assistant" and not assistant_ok(text):
-            continue
-        if report:  # "Upgraded to Zig 0.13 (`build.zig.zon` too)": the aside is a detail, not the change
-            text = _REPORT_ASIDE.sub("", text).rstrip()
-        text = mask_code(text, STARTS_EXE)
-        clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed,
-                        listed=in_list, report=report)
-        for extractor in extractors:
-            finding = extractor(clause)
-            if finding is None:
+    for n, said in enumerate(clauses(sentence)):
+        labelled = label is not None and n > 0 and not _LABELLED.match(said)
+        # "| CI | GitLab CI; slim CI runs `dbt build ...` |": each clause of a labelled line is read under its
+        # label, and as said when the label leaves it no statement ("- Next steps: rerun seeds; the db is now X")
+        variants = (f"{label.group('label').strip()}: {said}", said) if label is not None and labelled else (said,)
+        for part in variants:
+            before = len(out)
+            if len(part) > MAX_CLAUSE_CHARS:
+                continue  # no memory is a 400-character clause; and patterns stay linear in the turn's size
+            text, changed, remember = strip_fillers(part)
+            if speaker == "assistant":  # its summary of edits: "`docs/setup.md`: the relay is now X": X holds
+                text = _FILE_LEAD.sub("", text)
+            if speaker == "user":
+                text, decided = _decided(text)
+                decision = decision or decided  # "we agreed: three was too few, the cap will be 5": it covers both
+                changed = changed or decision
+            if text:  # the report is the first clause said
+                report, opened = report and not opened, True
+            if not text or MEMORY_TALK.search(text) or not is_statement(text, changed) or PROPOSAL.search(text):
+                continue  # a question, a plan, a hypothesis or a reported proposal states nothing
+            if speaker == "assistant" and not assistant_ok(text):
                 continue
-            if finding.belief and not occurs_whole(finding.belief, part):
-                continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
-            if finding.key and _pronoun_subject(finding.key, part):
-                continue  # "move them to 2.3": a pronoun names no setting ("them version")
-            if not finding.negated and finding.belief and _denied(finding.belief, part):
-                continue  # "the cache box does not answer on 7311": the clause denies the value it names
-            if clause.changed and finding.kind is Kind.FACT:
-                finding = dataclasses.replace(finding, kind=Kind.DECISION)
-            out.append(finding)
-            break
+            if report:  # "Upgraded to Zig 0.13 (`build.zig.zon` too)": the aside is a detail, not the change
+                text = _REPORT_ASIDE.sub("", text).rstrip()
+            text = mask_code(text, STARTS_EXE)
+            clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed,
+                            listed=in_list, report=report)
+            for extractor in extractors:
+                finding = extractor(clause)
+                if finding is None:
+                    continue
+                if finding.belief and not occurs_whole(finding.belief, part):
+                    continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
+                if finding.key and _pronoun_subject(finding.key, part):
+                    continue  # "move them to 2.3": a pronoun names no setting ("them version")
+                if not finding.negated and finding.belief and _denied(finding.belief, part):
+                    continue  # "the cache box does not answer on 7311": the clause denies the value it names
+                if clause.changed and finding.kind is Kind.FACT:
+                    finding = dataclasses.replace(finding, kind=Kind.DECISION)
+                out.append(finding)
+                break
+            if len(out) > before:
+                break
     return out
 
 

@@ -664,7 +664,7 @@ def _is_valuey(value: str) -> bool:
 _STATUS_WORD = re.compile(r"^(?:final|current|latest)\s+(?=\S)", _I)
 
 
-_CONTRAST = re.compile(r",?\s+(?:not|no longer|instead of|rather than)\s+(?:the\s+)?(`[^`]+`|[\w.:/@-]+)\s*$", _I)
+_CONTRAST = re.compile(r",?(?<!\s)\s+(?:not|no longer|instead of|rather than)\s+(?:the\s+)?(`[^`]+`|[\w.:/@-]+)\s*$", _I)
 
 
 def extract_kv(c: Clause) -> Finding | None:
@@ -695,8 +695,9 @@ def extract_kv(c: Clause) -> Finding | None:
     if contrast and contrast.start() > 0 and contrast.group(1).strip("`").lower() not in EVALUATIVE:
         old = contrast.group(1).strip("`")
         value = value[: contrast.start()].rstrip(" ,")
-        # only a distinctive value or a known tool is retired: a plain word ("not debug") names too much else
-        replaced = (old,) if re.search(r"[\d./:_@-]", old) or tech_category(tech_name(old)) else ()
+        # only a distinctive value or a known tool is retired: a plain word ("not debug") or a short number
+        # ("8 instead of 4") names too much else
+        replaced = (old,) if (len(old) >= 3 and re.search(r"[\d./:_@-]", old)) or tech_category(tech_name(old)) else ()
     if match.group("s3") and _RAISED.match(match.group(0)):
         subject = re.sub(r"\s+(?:up|down)$", "", subject, flags=_I)  # "bump minSdk up to 26": a particle of the verb
     subject = lower_first(article_free(subject))

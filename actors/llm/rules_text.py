@@ -35,9 +35,7 @@ _CLAUSE_SPLIT = re.compile(
     r"\s*;\s*|\s+(?:--|—|–)\s+"
     r"|,\s+and\s+|,?\s+(?:and|but)\s+(?=(?:also\s+|then\s+|now\s+)?(?:the|we|we're|we've|our|i|i've|i'm|"
     r"from now on|let's|use|it's|they|you)\b)"
-    r"|,\s+(?=(?:but\s+)?(?:now|we|we're|our|the)\s+\w+(?:\s+\w+)?\s+(?:is|are|now|lives?|runs?|listens?|uses?|use)\b)"
-    # a consequence after a comma ("we replaced A with B, so please update the docs"): its own clause
-    ,
+    r"|,\s+(?=(?:but\s+)?(?:now|we|we're|our|the)\s+\w+(?:\s+\w+)?\s+(?:is|are|now|lives?|runs?|listens?|uses?|use)\b)",
     re.I,
 )
 # A comma splice: a new subject of one or two words (three after "the" or "our") and its copula after a comma
@@ -58,7 +56,8 @@ _FRONTED = re.compile(r"^(?:for|in|on|at|from|with|without|unlike|like|per|after
 # fail", "since we swapped A out for B, the webhook needs a check"): the speaker asserts it as much as
 # the main clause, so it is read as a clause of its own. Conditions ("if", "when", "unless") are not:
 # they assert nothing.
-_PRESUPPOSED = re.compile(r"^(?:now\s+that|since|because|given\s+that|seeing\s+as)\s+(?P<given>[^,]+?),\s+(?P<main>\S.*)$", re.I)
+_PRESUPPOSED = re.compile(r"^(?:now\s+that|since|because|given\s+that|seeing\s+as)\s+(?P<given>[^,]+?),\s+(?P<main>\S.*)$",
+                          re.I)
 
 
 def _presupposed(part: str) -> list[str]:
@@ -275,7 +274,7 @@ def sentences(text: str, documents: bool = False) -> list[str]:
 # A request that closes a sentence after a statement: "we moved to X at URL — can you update
 # the config?". Clause structure, not vocabulary: a separator, then a modal addressed to "you".
 _TRAILING_REQUEST = re.compile(
-    r"\s*(?:—|–|\s-|,|;|:)\s+(?=(?:(?:so|and|then|also|now)\s+)?(?:(?:can|could|would|will)\s+you\b))", re.I)
+    r"\s*(?:—|–|\s-|,|;|:)\s+(?=(?:(?:so|and|then|also|now)\s+)?(?:can|could|would|will)\s+you\b)", re.I)
 
 
 def split_trailing_requests(sentences_: list[str]) -> list[str]:
