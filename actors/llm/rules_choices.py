@@ -484,8 +484,10 @@ def extract_replacement(c: Clause) -> Finding | None:
 
 def extract_switch(c: Clause, replacing_only: bool = False) -> Finding | None:
     match = _SWITCH.search(_ASIDE.sub("", c.text).rstrip(" .!"))  # "(way better fill there)": a reason, no value
-    replacing = bool(match) and any(match.group(n) for n in ("old3", "old5", "old6", "old7"))
-    if not match or (replacing_only and not replacing):
+    if match is None:
+        return None
+    replacing = any(match.group(n) for n in ("old3", "old5", "old6", "old7"))
+    if replacing_only and not replacing:
         return None
     old = next(v for n in ("old", "old2", "old3", "old4", "old5", "old6", "old7") if (v := match.group(n)))
     new = next(v for n in ("new", "new2", "new3", "new4", "new5", "new6", "new7") if (v := match.group(n)))
