@@ -124,3 +124,10 @@ def test_a_clause_the_label_leaves_no_statement_is_read_as_said() -> None:
     # "Next steps: the staging db is now X" reads as a plan; the clause alone states the move
     found = extract("what's left?", "- Next steps: rerun seeds; the staging db is now pg-stg-2")
     assert ("staging db", "pg-stg-2") in [(c.key, c.belief) for c in found]
+
+
+def test_a_middle_dot_separates_the_labelled_parts_of_a_line() -> None:
+    # "Repo: X · CI: Y" is two labelled facts: the CI is not the repo's aside
+    doc = "```markdown\n# Onboarding\n\nRepo: git.acme.dev/acme/mono · CI: Woodpecker\n\nStaging: https://stg.acme.dev\n```"
+    found = [(c.key, c.belief) for c in extract("write the onboarding doc", doc)]
+    assert ("ci name", "woodpecker") in found
