@@ -626,7 +626,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
     label = _LABELLED.match(sentence) if in_list and speaker == "assistant" else None
     for n, said in enumerate(clauses(sentence)):
         labelled = label is not None and n > 0 and not _LABELLED.match(said)
-        # "| CI | GitLab CI; slim CI runs `dbt build ...` |": each clause of a labelled line is read under its
+        # "| Hosting | Render; previews deploy with `render preview` |": each clause of a labelled line is read under its
         # label, and as said when the label leaves it no statement ("- Next steps: rerun seeds; the db is now X")
         variants = (f"{label.group('label').strip()}: {said}", said) if label is not None and labelled else (said,)
         for part in variants:

@@ -53,7 +53,7 @@ _FRONTED = re.compile(r"^(?:for|in|on|at|from|with|without|unlike|like|per|after
 
 
 # A subordinate clause that the sentence takes as given ("now that the api lives on Render, deploys
-# fail", "since we swapped A out for B, the webhook needs a check"): the speaker asserts it as much as
+# fail", "because the queue now runs on NATS, the consumers need a restart"): the speaker asserts it as much as
 # the main clause, so it is read as a clause of its own. Conditions ("if", "when", "unless") are not:
 # they assert nothing.
 _PRESUPPOSED = re.compile(r"^(?:now\s+that|since|because|given\s+that|seeing\s+as)\s+(?P<given>[^,]+?),\s+(?P<main>\S.*)$",

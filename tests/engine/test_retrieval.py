@@ -525,8 +525,8 @@ def test_a_later_value_let_in_by_its_shape_never_hides_one_that_passed_otherwise
 
 
 @pytest.mark.parametrize(("query", "text", "key"), [
-    ("remind me where the mono repo lives?", "Repo: codeberg.org/acme/mono.", "repo name"),
-    ("which CI runs the merge checks?", "CI: Woodpecker.", "ci name"),
+    ("which forge holds the mono repo?", "Repo: codeberg.org/acme/mono.", "repo name"),
+    ("our merge checks, which CI handles them?", "CI: Woodpecker.", "ci name"),
     ("how do I run the tests again?", "To run the tests, run `just test`.", "test command"),
     ("what bucket do uploads land in?", "Upload bucket: acme-up-eu.", "upload bucket name"),
 ])

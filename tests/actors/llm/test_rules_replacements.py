@@ -76,7 +76,7 @@ def test_a_replacement_of_versions_or_hosts_is_not_keyed_by_the_old_value(said: 
 @pytest.mark.parametrize(("said", "key", "value"), [
     ("now that the exports bucket is acme-exports-eu, the old links break", "exports bucket", "acme-exports-eu"),
     ("because the staging db is now pg-stg-2, the seeds need a rerun", "staging db", "pg-stg-2"),
-    ("since we swapped Mailgun out for Postmark, the bounce webhook needs a new check", "mailgun", "postmark"),
+    ("since we traded Mailgun for Postmark, bounces arrive on another webhook", "mailgun", "postmark"),
 ])
 def test_a_clause_taken_as_given_is_read_on_its_own(said: str, key: str, value: str) -> None:
     assert (key, value) in [(c.key, c.belief) for c in extract(said)]
@@ -105,7 +105,7 @@ def test_a_closing_contrast_is_no_part_of_the_value(said: str, value: str, retir
 
 
 @pytest.mark.parametrize(("said", "key", "value"), [
-    ("ok the build cache got moved to cache-3.lan yesterday", "build cache host", "cache-3.lan"),  # "got" is no part of the subject
+    ("ok the artifact store got moved to store-3.lan yesterday", "artifact store host", "store-3.lan"),  # "got" is no part of the subject
     ("the search index is now idx-v4 as of last week", "search index", "idx-v4"),  # when it changed is no part of the value
     ("we replaced Karma with Vitest last sprint, so please update the docs", "test framework", "vitest"),
 ])
