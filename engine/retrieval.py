@@ -328,11 +328,12 @@ def lexically_anchored(item: Shortlisted, r: RetrievalSettings) -> bool:
 
 def names_key(item: Shortlisted, asked: set[str], r: RetrievalSettings) -> bool:
     """Whether the question names every word of the subject of a memory's key (all its words but the last, the
-    kind: "which linter do we run?" against ``linter name``, "who holds the pager?" against ``pager owner``), and
-    the memory is loosely about it (``anchor_min_cos``). A word is named by any of its tokens, inflections folded;
+    kind: "which linter do we run?" against ``linter name``, "who holds the pager?" against ``pager owner``; a key
+    of one word is its subject), and the memory is loosely about it (``key_anchor_min_cos``). A word is named by any of its tokens, inflections folded;
     a dotted or hyphenated word also by one of its parts. ``asked``: the folded tokens of the query."""
-    words = item.memory.key.split()[:-1]
-    if not asked or not words or item.cos < r.anchor_min_cos:
+    words = item.memory.key.split()
+    words = words[:-1] if len(words) > 1 else words  # a key of one word ("partition") is its subject
+    if not asked or not words or item.cos < r.key_anchor_min_cos:
         return False
     return all(set(tokenize(w, fold=True)) & asked for w in words)
 

@@ -28,6 +28,7 @@ class Clause:
     explicit: bool = False  # "from now on", "going forward"...: a stated rule, not a remark
     listed: bool = False  # an item of a bulleted list or a line of a written document
     report: bool = False  # the assistant's reply opens with it, reporting what it did ("Done: ...", "Moved X to Y")
+    document: bool = False  # a line of a document the assistant wrote (a fenced markdown block)
 
 
 @dataclass(frozen=True)

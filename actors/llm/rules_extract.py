@@ -66,6 +66,7 @@ from actors.llm.rules_text import (
     clauses,
     drop_plan_lists,
     is_statement,
+    document_lines,
     listed_lines,
     mask_code,
     sentences,
@@ -167,6 +168,21 @@ def _reported(c: Clause) -> Finding | None:
     if found.belief not in shaped:
         return None  # no value, or a plain word ("enough", "online"): an opening with no setting in it
     return dataclasses.replace(found, kind=Kind.DECISION)
+
+
+def _document_line(c: Clause) -> Finding | None:
+    """A line of a document the assistant wrote for the project (a README, an onboarding page, in a fenced
+    markdown block) that no reading above keys: the line as written. Whoever writes a project's document
+    states what holds; the line must still name a value (a shape: code, a path, a number, a name)."""
+    if c.speaker != "assistant" or not c.document:
+        return None
+    found = _as_said(c, vouched=True)
+    if found is None or not found.text:
+        return None
+    shaped = {normalize_belief(m.group(0).strip("`")) for m in _VALUE_SHAPE.finditer(" " + c.text)}
+    if not shaped:
+        return None
+    return found
 
 
 def _as_said(c: Clause, vouched: bool) -> Finding | None:
@@ -554,7 +570,7 @@ def _labelled(c: Clause) -> Finding | None:
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_replacement, extract_command, extract_port, extract_branch, extract_env, extract_setting, extract_host,
     extract_version, extract_removal, extract_choice, extract_location, extract_destination, extract_owner, extract_deadline,
-    _clock_time, extract_convention, extract_switch, extract_quantity, extract_kv, _labelled, _reported, _note,
+    _clock_time, extract_convention, extract_switch, extract_quantity, extract_kv, _labelled, _reported, _note, _document_line,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
 EXTRACTIVE = (*EXTRACTORS, _extractive)
@@ -618,8 +634,9 @@ _FILE_LEAD = re.compile(r"^(?:`(?:[\w.-]+/)*[\w.-]+\.\w{1,5}`|(?:[\w.-]+/)+[\w.-
 
 
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...],
-              listed: tuple[str, ...] = (), opening: bool = False) -> list[Finding]:
+              listed: tuple[str, ...] = (), opening: bool = False, documents: tuple[str, ...] = ()) -> list[Finding]:
     in_list = any(sentence in line for line in listed)
+    in_document = speaker == "assistant" and any(sentence in line for line in documents)
     report = opening and speaker == "assistant" and bool(_REPORT_OPENING.search(sentence))
     opened = decision = False
     out: list[Finding] = []
@@ -650,7 +667,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 text = _REPORT_ASIDE.sub("", text).rstrip()
             text = mask_code(text, STARTS_EXE)
             clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed,
-                            listed=in_list, report=report)
+                            listed=in_list, report=report, document=in_document)
             for extractor in extractors:
                 finding = extractor(clause)
                 if finding is None:
@@ -779,12 +796,14 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     bodies = {"user": unwrap(user), "assistant": unwrap(drop_plan_lists(unit.assistant))}
     # Only the assistant's fenced documents are read (``rules_text.clean``); a user's paste is not.
     listed = {speaker: listed_lines(body, speaker == "assistant") for speaker, body in bodies.items()}
+    documents = document_lines(bodies["assistant"])
     said = {}
     for speaker, body in bodies.items():
         split = sentences(body, speaker == "assistant")
         stated = [sentence for sentence in statements(split_trailing_requests(split))  # never a question or request (issue 13)
                   if not MEMORY_TALK.search(sentence)]
-        said[speaker] = [_findings(sentence, speaker, extractors, listed[speaker], opening=bool(split) and sentence == split[0])
+        said[speaker] = [_findings(sentence, speaker, extractors, listed[speaker], opening=bool(split) and sentence == split[0],
+                                   documents=documents if speaker == "assistant" else ())
                          for sentence in stated]
         # What the statements say is gone, read by the learned model (``removal``): each such thing
         # retires the memories that still state it, unless a reading above (of either speaker) already does.

@@ -226,6 +226,15 @@ def listed_lines(text: str, documents: bool = False) -> tuple[str, ...]:
     return tuple(line for line, listed in _clean_lines(text, documents) if listed)
 
 
+def document_lines(text: str) -> tuple[str, ...]:
+    """The prose lines of the fenced documents in ``text``, as ``clean`` leaves them; not their headings."""
+    lines: list[str] = []
+    for match in _DOC_FENCE.finditer(inline_commands(strip_memory_blocks(text))):
+        headings = {_HEADING.sub("", ln).strip() for ln in match.group("body").splitlines() if ln.lstrip().startswith("#")}
+        lines += [ln for ln, _ in _clean_lines(_document_lines(match), False) if ln not in headings]
+    return tuple(lines)
+
+
 def _clean_lines(text: str, documents: bool) -> list[tuple[str, bool]]:
     """``clean``'s lines, each with whether it was a list item (or a document's line)."""
     text = strip_memory_blocks(text)

@@ -529,17 +529,19 @@ def test_a_later_value_let_in_by_its_shape_never_hides_one_that_passed_otherwise
     ("our merge checks, which CI handles them?", "CI: Woodpecker.", "ci name"),
     ("how do I run the tests again?", "To run the tests, run `just test`.", "test command"),
     ("what bucket do uploads land in?", "Upload bucket: acme-up-eu.", "upload bucket name"),
+    ("which queue partition should the batch job ask for?", "Jobs go to the `long-cpu` partition.", "partition"),
 ])
 def test_a_question_naming_a_memorys_key_lets_it_in(query: str, text: str, key: str) -> None:
     """The embedder scores such a pair under theta; the words of the key's subject in the question (inflections
-    folded) let it in, if the memory is loosely about the question. Each negative changes one condition."""
+    folded; a key of one word is its own subject) let it in, if the memory is loosely about the question. Each
+    negative changes one condition."""
     answer = mem(text, key, "x")
-    low = S.retrieval.anchor_min_cos + 0.04
+    low = S.retrieval.key_anchor_min_cos + 0.02
     assert low < S.retrieval.theta
     sel = _ask(query, [short(answer, low)])
     assert text in sel.context and sel.memories[0].why.shaped
-    # under the cosine an anchor needs
-    assert _ask(query, [short(answer, S.retrieval.anchor_min_cos - 0.05)]).context == ""
+    # under the cosine a key anchor needs
+    assert _ask(query, [short(answer, S.retrieval.key_anchor_min_cos - 0.05)]).context == ""
     # a question that does not name the key's subject
     assert _ask("what do you think of it?", [short(answer, low)]).context == ""
     # a memory with no key has nothing to name (the shape asked for, its own anchor, off)
@@ -553,7 +555,7 @@ def test_a_question_naming_a_memorys_key_lets_it_in(query: str, text: str, key: 
 def test_a_key_names_its_subject_only_whole() -> None:
     # every word of the subject must be asked: "upload" alone does not name `upload bucket name`
     answer = mem("Upload bucket: acme-up-eu.", "upload bucket name", "acme-up-eu")
-    low = S.retrieval.anchor_min_cos + 0.04
+    low = S.retrieval.key_anchor_min_cos + 0.02
     off = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"shape_anchor": False})})
     assert _ask("why are uploads slow?", [short(answer, low)], s=off).context == ""
     assert _ask("which bucket do uploads go to?", [short(answer, low)], s=off).context != ""

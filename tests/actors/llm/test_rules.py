@@ -1146,6 +1146,25 @@ def test_only_a_two_column_table_the_assistant_states_is_read(reply: str) -> Non
     assert not any("kv-7" in c.text for c in extract("what does it say", reply))
 
 
+_GUIDE = ("Wrote `HACKING.md`:\n\n```md\n# Gridly\n\n## Tracing\n- `GRIDLY_TRACE` turns on request tracing for one process\n"
+          "- keep traces short\n```")
+
+
+def test_a_documents_line_that_no_reading_keys_is_kept_as_written() -> None:
+    """Whoever writes the project's document states what holds: its line with a value is a memory as written."""
+    found = extract("write a hacking guide", _GUIDE)
+    assert "`GRIDLY_TRACE` turns on request tracing for one process." in [c.text for c in found]
+    assert not any(c.text.startswith(("Gridly", "Tracing")) for c in found)  # a heading states nothing
+    assert not any("traces short" in c.text for c in found)  # a line with no value: advice, not a setting
+
+
+def test_only_a_document_the_assistant_wrote_gives_lines_as_written() -> None:
+    line = "`GRIDLY_TRACE` turns on request tracing for one process"
+    assert any(line in c.text for c in extract("write a hacking guide", _GUIDE))  # positive control
+    assert not any(line in c.text for c in extract(_GUIDE, "noted"))  # the user's paste
+    assert not any(line in c.text for c in extract("what did you find?", f"Findings:\n- {line}\n- more later"))  # a reply's list
+
+
 def test_a_documents_line_of_commands_in_backticks_is_still_code() -> None:
     runbook = "Wrote it:\n\n```md\n- kill `cat /var/run/api.pid`\n- export `API_PORT=7077`\n- restart `api --port 7077`\n```"
     assert not any("7077" in c.text for c in extract("write the runbook", runbook))
