@@ -183,7 +183,8 @@ _TOOLING_CONTEXT = re.compile(
 # A plain-word tool name directly after one of these is the object of a tooling choice.
 _TOOL_GOVERNOR = re.compile(
     r"\b(?:use|uses|used|using|switch(?:ed|ing)?\s+(?:\w+\s+)?to|mov(?:e|ed|ing)\s+(?:\w+\s+)?to|"
-    r"migrat\w*\s+(?:\w+\s+)?to|stick(?:ing)?\s+to|back\s+to|adopt\w*|install\w*|run|runs|"
+    r"migrat\w*\s+(?:\w+\s+)?to|stick(?:s|ing)?\s+(?:to|with)|stay(?:s|ing)?\s+(?:on|with)|back\s+to|"
+    r"adopt\w*|install\w*|run|runs|"
     r"(?:managed|installed|built|linted|formatted|run|tested)\s+with|instead of|rather than|"
     r"in favou?r of|replac\w*(?:\s+\w+)?\s+with|went with|go with|chose|picked|settled on)"
     r"\s+(?:the\s+|our\s+)?`?$",
@@ -332,8 +333,9 @@ _CHOICE_VERB = re.compile(
     r"\b(?:use[sd]?|using|switch\w*|mov(?:e|ed|ing)|migrat\w*|go(?:ing)? with|went with|adopt\w*|"
     r"pick\w*|chose|choose|chosen|standardi[sz]\w* on|rel(?:y|ies) on|runs? on|(?:is|are) on|"
     r"we're on|deploy\w*|host\w*|stor(?:e|es|ed|ing)|replac\w*|instead of|rather than|over|"
-    r"prefer\w*|in favou?r of|settled on|decided on|install\w*|via|through|now|back to)\b"
-    r"|^[\w.-]+(?:\s[\w.-]+)?\s+for\s",
+    r"prefer\w*|in favou?r of|settled on|decided on|install\w*|via|through|now|back to|"
+    r"stay(?:s|ing|ed)?(?:\s+(?:on|with))?|stick(?:s|ing)?\s+(?:with|to)|stuck\s+(?:with|to)|keep(?:s|ing)?|kept)\b"
+    r"|^[\w.-]+(?:\s[\w.-]+)?\s+for\s|^[\w.-]+(?:\s[\w.-]+)?\s+it\s+is$",
     _I,
 )
 _PURPOSE_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(

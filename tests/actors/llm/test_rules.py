@@ -148,6 +148,8 @@ TECH_PHRASINGS = [
     ("use httpx instead of axios", "http client", "httpx"),
     ("Let's use Tailwind for styling.", "css framework", "tailwind"),
     ("We replaced webpack with Vite.", "bundler", "vite"),
+    ("after the call we're staying on Postgres", "database", "postgres"),  # a proposal turned down: what stays
+    ("we're sticking with ruff", "linter", "ruff"),
 ]
 
 
@@ -931,6 +933,7 @@ def test_if_you_need_is_a_direction_not_a_hypothesis() -> None:
     "We saw a python in the zoo yesterday.",
     "There was rust on the bike so I cleaned it.",
     "She wore a black dress to the party.",
+    "I keep black coffee on my desk.",
 ])
 def test_plain_word_tool_names_in_prose_are_not_tool_choices(said: str) -> None:
     assert extract(said) == []
