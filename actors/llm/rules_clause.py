@@ -59,7 +59,7 @@ EXCLUDED_BEFORE = re.compile(
     r"\s+(?:the\s+)?(?:port\s+|on\s+|at\s+|localhost:|using\s+|use\s+)?$",
     _I,
 )
-_TO_BEFORE = re.compile(r"\b(?:to|with|by|in favou?r of)\s+(?:port\s+|localhost:|using\s+)?$", _I)
+TO_BEFORE = re.compile(r"\b(?:to|with|by|in favou?r of)\s+(?:port\s+|localhost:|using\s+)?$", _I)
 
 
 def pick(text: str, matches: list[re.Match[str]]) -> re.Match[str] | None:
@@ -67,7 +67,7 @@ def pick(text: str, matches: list[re.Match[str]]) -> re.Match[str] | None:
     live = [m for m in matches if not EXCLUDED_BEFORE.search(text[: m.start()])]
     if not live:
         return None
-    to = [m for m in live if _TO_BEFORE.search(text[: m.start()])]
+    to = [m for m in live if TO_BEFORE.search(text[: m.start()])]
     return to[-1] if to else live[0]
 
 

@@ -42,6 +42,14 @@ def test_a_port_in_the_second_half_of_a_clause_belongs_to_that_half() -> None:
     assert ports("", "The docs site binds to 5499.") == [("docs site port", "The docs site listens on port 5499.")]
 
 
+def test_the_number_said_as_a_port_is_the_port() -> None:
+    """"answers 204 on port 7311": a status code before the port is no port (an invented "listens on port 204")."""
+    got = ports("", "The probe endpoint answers 204 on port 7311 once warm.")
+    assert got and all("7311" in t and "204" not in t for _, t in got), got
+    # control: a move keeps the value it moves to, though only the old one is said after "port"
+    assert [t for _, t in ports("we moved the relay from port 7311 to 7312")] == ["The relay listens on port 7312."]
+
+
 def test_a_phrase_attached_after_the_port_still_names_it() -> None:
     assert ports("port 8181 is the billing dashboard") == [
         ("billing dashboard port", "The billing dashboard listens on port 8181.")
