@@ -664,6 +664,16 @@ def test_narrowed_test_invocations_are_not_the_test_command(said: str) -> None:
     assert keyed("`pytest -q` for the tests") == [("test command", "pytest -q", False)]
 
 
+@pytest.mark.parametrize("said", [
+    "for your test account, run `acctctl seed --demo` once",
+    "grab a test token with `authctl mint --ttl 1h`",
+])
+def test_a_test_thing_is_no_test_suite(said: str) -> None:
+    """"your test account", "a test token": "test" qualifies another noun; the command is not how tests run."""
+    assert not any(k == "test command" for k, _, _ in keyed(said))
+    assert ("test command", "acctctl check", False) in keyed("for our test suite, run `acctctl check`")  # control
+
+
 def test_just_as_an_adverb_is_not_part_of_the_command() -> None:
     assert keyed("the test command is just tox") == [("test command", "tox", False)]
 
