@@ -237,10 +237,10 @@ def extract_port(c: Clause) -> Finding | None:
     chosen = pick(c.low, nums)
     if chosen is None:
         return None
-    said = [m for m in nums if _SAID_PORT.search(c.low[: m.start()])]
-    if said and chosen not in said and not TO_BEFORE.search(c.low[: chosen.start()]):
+    as_port = [m for m in nums if _SAID_PORT.search(c.low[: m.start()])]
+    if as_port and chosen not in as_port and not TO_BEFORE.search(c.low[: chosen.start()]):
         # "the probe returns 200 on port 9102": the number said as a port is the port, not the first one
-        chosen = pick(c.low, said) or chosen
+        chosen = pick(c.low, as_port) or chosen
     port = chosen.group(1)
     # `TEST_DB_URL` names its service too: read an environment variable as its service word
     words = ENV_NAME.sub(_env_service_word, c.text).lower()

@@ -196,3 +196,9 @@ def test_an_instruction_to_run_a_thing_on_a_port_gives_its_port() -> None:
     assert ports("locally run the docs preview on 4100, 4000 is taken") == [
         ("docs preview port", "The docs preview listens on port 4100.")]
     assert ports("run the migration on 2024 data") == []  # the control: a number that is no port
+
+
+@pytest.mark.parametrize("said", ["Changed both to edge.quarrel.dev.", "Pointed each at edge.quarrel.dev."])
+def test_a_quantifier_is_no_subject(said: str) -> None:
+    """"changed both to X": "both" names what an earlier sentence named; no memory is about "the both"."""
+    assert not any(t.lower().startswith(("the both", "the each")) for _, t in found("", said)), found("", said)
