@@ -332,7 +332,7 @@ _NOT_REMOVED = frozenset(
 _CHOICE_VERB = re.compile(
     r"\b(?:use[sd]?|using|switch\w*|mov(?:e|ed|ing)|migrat\w*|go(?:ing)? with|went with|adopt\w*|"
     r"pick\w*|chose|choose|chosen|standardi[sz]\w* on|rel(?:y|ies) on|runs? on|(?:is|are) on|"
-    r"we're on|deploy\w*|host\w*|stor(?:e|es|ed|ing)|replac\w*|instead of|rather than|over|"
+    r"we're on|(?:deploy|host)\w*\s+(?:\S+\s+){0,3}?(?:to|on|onto|at|with|via|through|by)|(?:hosts|deploys)\s+(?:the|our)|stor(?:e|es|ed|ing)|replac\w*|instead of|rather than|over|"
     r"prefer\w*|in favou?r of|settled on|decided on|install\w*|via|through|now|back to|"
     r"stay(?:s|ing|ed)?(?:\s+(?:on|with))?|stick(?:s|ing)?\s+(?:with|to)|stuck\s+(?:with|to)|keep(?:s|ing)?|kept)\b"
     r"|^[\w.-]+(?:\s[\w.-]+)?\s+for\s|^[\w.-]+(?:\s[\w.-]+)?\s+it\s+is$",
@@ -445,7 +445,8 @@ _CATEGORY_LABEL = {"ci provider": "CI provider", "http client": "HTTP client", "
 _ASIDE = re.compile(r"\s*\([^()]*\)")
 # A value of a switch: one or two words or a code span; never a preposition, an auxiliary or a pronoun
 # ("Jest was replaced by Vitest" is no value "jest was"; "it replaced Jest" names no new thing).
-_NOT_VALUE = r"(?:out|for|with|to|by|from|in|was|were|got|has|have|had|been|is|are|we|i|it|this|that|they|you|he|she)"
+_NOT_VALUE = (r"(?:out|for|with|to|by|from|in|was|were|got|has|have|had|been|is|are|we|i|it|this|that|they|you|he|she|"
+              r"now|today|anymore|again|too)")
 _V = (r"(?!" + _NOT_VALUE + r"\b)`?(?P<{}>[\w.@/+-]+(?:\s(?!" + _NOT_VALUE + r"\b)[\w.@/+-]+)?)`?")
 # What a replacement led to, after a comma ("..., so please update the docs"): the replacement still closes
 # on its value.
@@ -455,7 +456,10 @@ _FOR_A_TIME = r"(?!(?:good|now|later|real|a\s+while|the\s+time\s+being)\b)"
 _SWITCH = re.compile(
     r"\b(?:switch|mov|migrat|chang|go|went)\w*\s+(?:(?:the|our)\s+(?P<what>[\w\s-]{1,30}?)\s+)?from\s+"
     + _V.format("old") + r"\s+to\s+" + _V.format("new") + WHEN_SAID + "$"
-    + r"|\buse\s+" + _V.format("new2") + r"\s+(?:instead of|rather than|in place of)\s+" + _V.format("old2")
+    # "we use X instead of Y", "the api lives on X instead of Y", "we deploy to X rather than Y": the thing
+    # before the contrast is the choice, after a verb and its preposition
+    + r"|\b(?:use|uses|using|(?P<verb2>\w+\s+(?:on|to|in|at|with|through|via|onto|into)))\s+(?:the\s+|our\s+)?"
+    + _V.format("new2") + r"\s+(?:instead of|rather than|in place of)\s+(?:the\s+|our\s+)?" + _V.format("old2")
     + WHEN_SAID + "$"
     + r"|\breplac\w*\s+(?:the\s+|our\s+)?" + _V.format("old3") + r"\s+with\s+" + _V.format("new3") + WHEN_SAID
     + _THEN + "$"
@@ -497,6 +501,8 @@ def extract_switch(c: Clause, replacing_only: bool = False) -> Finding | None:
     if not what and any(MEASURE.match(v) or v.replace(".", "").isdigit() for v in (old, new)):
         return None  # "went from 2m10s to 1m20s": a measurement, not a replaced tool
     category = tech_category(tech_name(new)) or tech_category(tech_name(old))
+    if match.group("verb2") and not category:
+        return None  # "she lives in Berlin instead of Paris": with any verb, one side must be a known tool
     if replacing and not category:
         if any(re.search(r"\d|\.\w", v) for v in (old, new)):
             return None  # "replaced Postgres 14 with Postgres 16", "db1.internal with db2.internal": versions and hosts
@@ -509,6 +515,8 @@ def extract_switch(c: Clause, replacing_only: bool = False) -> Finding | None:
     else:
         # a known tool keeps its category's key, so that a later choice for the same purpose replaces it
         key, text = category or normalize_key(old), f"The project uses {new}."
+        if category:  # what it is used as, for a question that names the purpose ("where is it deployed?")
+            text = f"The project uses {new} as its {_CATEGORY_LABEL.get(category, category)}."
     # The replaced value is named only to be retired: a memory's text never states it ("jest" is no answer
     # to "which test runner?"), and what still states it goes stale.
     return Finding(key, normalize_belief(new), Kind.DECISION, text, retires=(old,))

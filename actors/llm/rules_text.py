@@ -164,9 +164,14 @@ def _table_rows_as_items(lines: list[str]) -> list[str]:
     return [line for line, _ in _table_rows_marked(lines)]
 
 
+# What a terminal shows and a document does not: a shell prompt before a command ("$ rg -n heroku"), or a
+# line of a search tool or compiler that starts with where it found something ("src/app.ts:12:").
+_TERMINAL = re.compile(r"^\s*(?:\$|❯|%)\s+\S|^[\w./-]+:\d+:", re.M)
+
+
 def _document_lines(match: re.Match[str]) -> str:
     """The prose lines of a fenced block that is a document (most of its lines prose), else nothing."""
-    if match.group("info").lower() not in _PROSE_INFO:
+    if match.group("info").lower() not in _PROSE_INFO or _TERMINAL.search(match.group("body")):
         return "\n"
     lines = _table_rows_as_items([ln for ln in match.group("body").splitlines() if ln.strip()])
     prose = [ln for ln in lines if _prose_line(ln)]

@@ -1178,6 +1178,14 @@ def test_only_a_document_the_assistant_wrote_gives_lines_as_written() -> None:
     assert not any(line in c.text for c in extract("what did you find?", f"Findings:\n- {line}\n- more later"))  # a reply's list
 
 
+def test_a_fenced_terminal_session_is_no_document() -> None:
+    """A prompt line or a search tool's "file:line:" output marks what a terminal printed, not what holds."""
+    shown = "Searched:\n\n```\n$ grep -rn queue src\nsrc/jobs.py:3:Queue: Dramatiq on kv-9.lan\nsrc/app.py:9: queue setup done\n```"
+    assert not any("kv-9" in c.text for c in extract("anything still on the old queue?", shown))
+    written = "Wrote it:\n\n```\nQueue: Dramatiq on kv-9.lan\nWorkers: four per box on the kv nodes\n```"
+    assert any("kv-9" in c.text for c in extract("document the queue", written))  # control: a document
+
+
 def test_a_documents_line_of_commands_in_backticks_is_still_code() -> None:
     runbook = "Wrote it:\n\n```md\n- kill `cat /var/run/api.pid`\n- export `API_PORT=7077`\n- restart `api --port 7077`\n```"
     assert not any("7077" in c.text for c in extract("write the runbook", runbook))

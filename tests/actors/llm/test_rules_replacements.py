@@ -131,3 +131,29 @@ def test_a_middle_dot_separates_the_labelled_parts_of_a_line() -> None:
     doc = "```markdown\n# Onboarding\n\nRepo: git.acme.dev/acme/mono · CI: Woodpecker\n\nStaging: https://stg.acme.dev\n```"
     found = [(c.key, c.belief) for c in extract("write the onboarding doc", doc)]
     assert ("ci name", "woodpecker") in found
+
+
+@pytest.mark.parametrize(("said", "key", "chosen", "given_up"), [
+    ("the marketing site sits on Netlify instead of Vercel", "deploy target", "netlify", "vercel"),
+    ("the api lives on Koyeb instead of Heroku", "deploy target", "koyeb", "heroku"),  # a name no list knows
+    ("we use Biome instead of ESLint now", "linter", "biome", "eslint"),  # "now" says when, it is no part of a value
+])
+def test_a_thing_chosen_instead_of_a_known_tool_takes_its_purpose(said: str, key: str, chosen: str, given_up: str) -> None:
+    kept = [c for c in extract(said) if not c.negated]
+    assert [(c.key, c.belief) for c in kept] == [(key, chosen)]  # the key a later change of that purpose reaches
+    assert given_up not in kept[0].text.lower()
+
+
+@pytest.mark.parametrize("said", [
+    "my sister lives in Lyon instead of Paris",  # no tool on either side
+    "the demo runs on my laptop instead of the server",
+])
+def test_instead_of_with_any_verb_needs_a_known_tool(said: str) -> None:
+    assert extract(said) == []
+    assert extract("the api lives on Koyeb instead of Heroku") != []  # control
+
+
+def test_a_deploy_that_passed_is_no_choice_of_deploy_target() -> None:
+    """"deploy passed, there's an old Heroku app left": the noun "deploy" chooses nothing; the verb does."""
+    assert extract("deploy went green 🎉 there is an old heroku app left though") == []
+    assert [c.belief for c in extract("we deploy the api to Heroku")] == ["heroku"]  # control
