@@ -332,10 +332,12 @@ _NOT_REMOVED = frozenset(
 _CHOICE_VERB = re.compile(
     r"\b(?:use[sd]?|using|switch\w*|mov(?:e|ed|ing)|migrat\w*|go(?:ing)? with|went with|adopt\w*|"
     r"pick\w*|chose|choose|chosen|standardi[sz]\w* on|rel(?:y|ies) on|runs? on|(?:is|are) on|"
-    r"we're on|(?:deploy|host)\w*\s+(?:\S+\s+){0,3}?(?:to|on|onto|at|with|via|through|by)|(?:hosts|deploys)\s+(?:the|our)|stor(?:e|es|ed|ing)|replac\w*|instead of|rather than|over|"
+    r"we're on|(?:deploy(?:s|ed|ing|ment)?|host(?:s|ed|ing)?)\s+(?:\S+\s+){0,3}?(?:to|on|onto|at|with|via|through|by)|stor(?:e|es|ed|ing)|replac\w*|instead of|rather than|over|"
     r"prefer\w*|in favou?r of|settled on|decided on|install\w*|via|through|now|back to|"
-    r"stay(?:s|ing|ed)?(?:\s+(?:on|with))?|stick(?:s|ing)?\s+(?:with|to)|stuck\s+(?:with|to)|keep(?:s|ing)?|kept)\b"
-    r"|^[\w.-]+(?:\s[\w.-]+)?\s+for\s|^[\w.-]+(?:\s[\w.-]+)?\s+it\s+is$",
+    r"stay(?:s|ing|ed)?(?:\s+(?:on|with))?|stick(?:s|ing)?\s+(?:with|to)|stuck\s+(?:with|to))\b"
+    r"|^[\w.-]+(?:\s[\w.-]+)?\s+for\s|^[\w.-]+(?:\s[\w.-]+)?\s+it\s+is$"
+    # "deploy target: X", "hosting: X" (a label); "X hosts the api" (the verb with the tool as its subject)
+    r"|\b(?:deploy\w*|host\w*)(?:\s+target)?\s*:|\b(?:hosts|deploys)\s+(?!(?:is|are|was|were|in|on|of|and|with|for)\b)\w",
     _I,
 )
 _PURPOSE_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -385,11 +387,12 @@ def extract_choice(c: Clause) -> Finding | None:
         if stored and not EXCLUDED_BEFORE.search(c.text[: tech.start()]):
             return _storage_finding(stored[0], tech_name(tech.group(1)), negated=stored[1])
     named = any(p.search(rest) for p, _ in _PURPOSE_RULES) and re.search(r"\b(?:is|are)\b", c.low)
-    swap = _SWAP_FOR.search(c.text)
+    swap = _SWAP_FOR.search(c.text) or _KEPT.search(c.text)
     if not (_CHOICE_VERB.search(c.low) or named or swap):
         return None
-    if swap:
-        # "swap eslint for biome", "we're ditching jest for vitest": what comes after "for" is the choice
+    if swap and any(m.start() >= swap.end() for m in techs):
+        # "swap eslint for biome", "we're ditching jest for vitest": what comes after "for" is the choice;
+        # "after trying pnpm we're staying on npm": what is kept comes after the verb of keeping
         techs = [m for m in techs if m.start() >= swap.end()]
     neg = None if swap else _NEGATION.search(c.text)
     live = [m for m in techs if not (neg and 0 <= m.start() - neg.end() <= 12)]
@@ -436,6 +439,8 @@ def _part_of_project(text: str, chosen: re.Match[str], key: str) -> str:
     return ""
 
 
+# A choice kept, its object after the verb: "we're staying on npm", "sticking with jest".
+_KEPT = re.compile(r"\b(?:stay(?:s|ing|ed)?\s+(?:on|with)|stick(?:s|ing)?\s+(?:with|to)|stuck\s+(?:with|to))\s", _I)
 # A thing given up for another: "swap X for Y", "ditching X for Y", "traded X for Y" (Y is chosen).
 _SWAP_FOR = re.compile(r"\b(?:swap|swapp|ditch|trad|exchang)\w*\s+(?:the\s+|our\s+)?[\w.@/+-]+(?:\s[\w.@/+-]+)?\s+for\s+", _I)
 _CATEGORY_LABEL = {"ci provider": "CI provider", "http client": "HTTP client", "orm": "ORM",
@@ -458,7 +463,8 @@ _SWITCH = re.compile(
     + _V.format("old") + r"\s+to\s+" + _V.format("new") + WHEN_SAID + "$"
     # "we use X instead of Y", "the api lives on X instead of Y", "we deploy to X rather than Y": the thing
     # before the contrast is the choice, after a verb and its preposition
-    + r"|\b(?:use|uses|using|(?P<verb2>\w+\s+(?:on|to|in|at|with|through|via|onto|into)))\s+(?:the\s+|our\s+)?"
+    + r"|\b(?:use|uses|using|(?P<verb2>(?:\w+(?:s|ed)|run|live|sit|deploy|host|ship|build|point)\s+"
+    r"(?:on|to|in|at|with|through|via|onto|into)))\s+(?:the\s+|our\s+)?"
     + _V.format("new2") + r"\s+(?:instead of|rather than|in place of)\s+(?:the\s+|our\s+)?" + _V.format("old2")
     + WHEN_SAID + "$"
     + r"|\breplac\w*\s+(?:the\s+|our\s+)?" + _V.format("old3") + r"\s+with\s+" + _V.format("new3") + WHEN_SAID
@@ -501,8 +507,10 @@ def extract_switch(c: Clause, replacing_only: bool = False) -> Finding | None:
     if not what and any(MEASURE.match(v) or v.replace(".", "").isdigit() for v in (old, new)):
         return None  # "went from 2m10s to 1m20s": a measurement, not a replaced tool
     category = tech_category(tech_name(new)) or tech_category(tech_name(old))
-    if match.group("verb2") and not category:
-        return None  # "she lives in Berlin instead of Paris": with any verb, one side must be a known tool
+    if match.group("verb2") and (not category or any(v.split()[0].lower() in STOPWORDS for v in (old, new))):
+        # "she lives in Berlin instead of Paris", "we write errors to a file instead of sentry": with any verb,
+        # one side is a known tool and neither is a phrase of function words
+        return None
     if replacing and not category:
         if any(re.search(r"\d|\.\w", v) for v in (old, new)):
             return None  # "replaced Postgres 14 with Postgres 16", "db1.internal with db2.internal": versions and hosts

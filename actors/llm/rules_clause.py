@@ -144,8 +144,7 @@ def np_after_article(text: str) -> list[tuple[int, str]]:
 NOT_SUBJECTS = frozenset(
     "it this that there which what everything something nothing he she they i we you bug error "
     "issue problem crash failure exception typo fix change diff hit hits match matches result results "
-    "mention mentions reference references occurrence occurrences one ones both either neither each another "
-    "first second third".split()
+    "mention mentions reference references occurrence occurrences one ones both either neither each another".split()
 )
 # An approximate quantity ("~13 h", "≈ 670 a year", "roughly 40 ms") is an estimate or a measurement,
 # not a setting: a clause stating one is reasoning about the project, not a fact to keep.

@@ -66,6 +66,7 @@ from actors.llm.rules_text import (
     clauses,
     drop_plan_lists,
     is_statement,
+    Documents,
     document_lines,
     listed_lines,
     mask_code,
@@ -179,8 +180,7 @@ def _document_line(c: Clause) -> Finding | None:
     found = _as_said(c, vouched=True)
     if found is None or not found.text:
         return None
-    shaped = {normalize_belief(m.group(0).strip("`")) for m in _VALUE_SHAPE.finditer(" " + c.text)}
-    if not shaped:
+    if not any(_VALUE_SHAPE.finditer(" " + c.text)):
         return None
     return found
 
@@ -634,9 +634,9 @@ _FILE_LEAD = re.compile(r"^(?:`(?:[\w.-]+/)*[\w.-]+\.\w{1,5}`|(?:[\w.-]+/)+[\w.-
 
 
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...],
-              listed: tuple[str, ...] = (), opening: bool = False, documents: tuple[str, ...] = ()) -> list[Finding]:
+              listed: tuple[str, ...] = (), opening: bool = False, documents: Documents = Documents()) -> list[Finding]:
     in_list = any(sentence in line for line in listed)
-    in_document = speaker == "assistant" and any(sentence in line for line in documents)
+    in_document = speaker == "assistant" and documents.holds(sentence)
     report = opening and speaker == "assistant" and bool(_REPORT_OPENING.search(sentence))
     opened = decision = False
     out: list[Finding] = []
@@ -803,7 +803,7 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
         stated = [sentence for sentence in statements(split_trailing_requests(split))  # never a question or request (issue 13)
                   if not MEMORY_TALK.search(sentence)]
         said[speaker] = [_findings(sentence, speaker, extractors, listed[speaker], opening=bool(split) and sentence == split[0],
-                                   documents=documents if speaker == "assistant" else ())
+                                   documents=documents if speaker == "assistant" else Documents())
                          for sentence in stated]
         # What the statements say is gone, read by the learned model (``removal``): each such thing
         # retires the memories that still state it, unless a reading above (of either speaker) already does.

@@ -62,6 +62,10 @@ _SERVICE_HEADS = frozenset(
 # Host names that say nothing about the service ("localhost:8080", "api:8000" in compose): the port keeps its subject.
 _NO_SERVICE_HOSTS = frozenset({"localhost", "host", "app", "api"})
 _PORT_NUMBER = re.compile(r"(?<![\w.\-/])(\d{2,5})(?![\w%]|\.\d)")
+# What says that the number after it is a port ("listens on 8080", "runs on 5433", "bound to 7000"): a number
+# with no such words before it ("returns 200 on port 9102") gives way to one said after "port".
+_PORT_CUE_BEFORE = re.compile(r"\b(?:listen\w*|runs?|running|serv\w*|bound|binds?|exposed?|available|up|lives?|"
+                              r"port|at|on)\s+(?:localhost:|127\.0\.0\.1:)?$", re.I)
 _SAID_PORT = re.compile(r"\bport\s+(?:is\s+|to\s+|=\s*)?$")  # "port 9000 tps": a port, whatever follows
 _UNIT_AFTER = re.compile(
     r"^\s*(?:ms|s|secs?|seconds|minutes|mins|h|hours|days|weeks|months|years|mb|gb|kb|tb|kib|mib|gib|bytes|bits|%|"
@@ -238,7 +242,8 @@ def extract_port(c: Clause) -> Finding | None:
     if chosen is None:
         return None
     as_port = [m for m in nums if _SAID_PORT.search(c.low[: m.start()])]
-    if as_port and chosen not in as_port and not TO_BEFORE.search(c.low[: chosen.start()]):
+    if as_port and chosen not in as_port and not TO_BEFORE.search(c.low[: chosen.start()]) \
+            and not _PORT_CUE_BEFORE.search(c.low[: chosen.start()]):
         # "the probe returns 200 on port 9102": the number said as a port is the port, not the first one
         chosen = pick(c.low, as_port) or chosen
     port = chosen.group(1)

@@ -42,10 +42,12 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     for name, pattern, text in (
         ("ci", r"\bci\b|\bcontinuous integration\b", "CI runs `{c}`."),
         ("type check", r"\btype[- ]?check\w*", "To type-check the code, run `{c}`."),
-        # "test" after a determiner qualifies a noun ("your test endpoint", "a test key"), unless that noun is a
-        # part of running tests ("our test suite", "the test command")
-        ("test", r"\b(?:tests|testing|specs?|e2e)\b|(?<!\ba )(?<!\ban )(?<!\byour )(?<!\bour )(?<!\bmy )(?<!\btheir )(?<!\bthis )\btest\b"
-                 r"|\btest\s+(?:suites?|command|commands|runner|target|task|script|job|step|runs?)\b", "To run the tests, run `{c}`."),
+        # "test" between a determiner and another noun qualifies that noun ("your test endpoint", "the test
+        # account"), unless the noun is a part of running tests ("our test suite", "the test command")
+        ("test", r"\b(?:tests|testing|specs?|e2e)\b|\btest\s+(?:suites?|command|commands|runner|target|task|script|"
+                 r"job|step|runs?)\b|(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\byour )(?<!\bour )(?<!\bmy )(?<!\btheir )"
+                 r"(?<!\bthis )(?<!\bthat )(?<!\beach )(?<!\bany )(?<!\bevery )\btest\b|\btest\b(?!\s+[a-z])",
+         "To run the tests, run `{c}`."),
         ("lint", r"\blint\w*", "To lint the code, run `{c}`."),
         ("format", r"\bformat\w*", "To format the code, run `{c}`."),
         ("deploy", r"\bdeploy\w*|\bship(?:ping)? to prod", "To deploy, run `{c}`."),

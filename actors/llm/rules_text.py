@@ -11,6 +11,7 @@ key it answers (``pnpm`` -> ``package manager``).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from engine.keys import normalize_text
 
@@ -164,9 +165,9 @@ def _table_rows_as_items(lines: list[str]) -> list[str]:
     return [line for line, _ in _table_rows_marked(lines)]
 
 
-# What a terminal shows and a document does not: a shell prompt before a command ("$ rg -n heroku"), or a
-# line of a search tool or compiler that starts with where it found something ("src/app.ts:12:").
-_TERMINAL = re.compile(r"^\s*(?:\$|❯|%)\s+\S|^[\w./-]+:\d+:", re.M)
+# What a terminal shows and a document does not: a shell prompt opening the block ("$ rg -n heroku"), or a
+# line of a search tool or compiler that starts with the file where it found something ("src/app.ts:12:").
+_TERMINAL = re.compile(r"\A\s*(?:\$|❯|%)[ \t]+\S|^[ \t]*[\w-]*[./][\w./-]*:\d+:", re.M)
 
 
 def _document_lines(match: re.Match[str]) -> str:
@@ -231,13 +232,26 @@ def listed_lines(text: str, documents: bool = False) -> tuple[str, ...]:
     return tuple(line for line, listed in _clean_lines(text, documents) if listed)
 
 
-def document_lines(text: str) -> tuple[str, ...]:
-    """The prose lines of the fenced documents in ``text``, as ``clean`` leaves them; not their headings."""
+class Documents(NamedTuple):
+    """The prose lines of the fenced documents of a message (as ``clean`` leaves them), and their headings."""
+
+    lines: tuple[str, ...] = ()
+    headings: frozenset[str] = frozenset()
+
+    def holds(self, sentence: str) -> bool:
+        """Whether ``sentence`` is (part of) a document's line, and not a heading."""
+        return sentence not in self.headings and any(sentence in line for line in self.lines)
+
+
+def document_lines(text: str) -> Documents:
+    """The prose lines of the fenced documents in ``text`` and their headings (``Documents``)."""
     lines: list[str] = []
+    headings: set[str] = set()
     for match in _DOC_FENCE.finditer(inline_commands(strip_memory_blocks(text))):
-        headings = {_HEADING.sub("", ln).strip() for ln in match.group("body").splitlines() if ln.lstrip().startswith("#")}
-        lines += [ln for ln, _ in _clean_lines(_document_lines(match), False) if ln not in headings]
-    return tuple(lines)
+        headed = {_HEADING.sub("", ln).strip() for ln in match.group("body").splitlines() if ln.lstrip().startswith("#")}
+        headings |= {_BOLD.sub(r"\1", h).strip(" .:") for h in headed} | headed
+        lines += [ln for ln, _ in _clean_lines(_document_lines(match), False) if ln not in headed]
+    return Documents(tuple(lines), frozenset(headings))
 
 
 def _clean_lines(text: str, documents: bool) -> list[tuple[str, bool]]:

@@ -667,11 +667,13 @@ def test_narrowed_test_invocations_are_not_the_test_command(said: str) -> None:
 @pytest.mark.parametrize("said", [
     "for your test account, run `acctctl seed --demo` once",
     "grab a test token with `authctl mint --ttl 1h`",
+    "for the test account, run `acctctl seed --demo`",
 ])
 def test_a_test_thing_is_no_test_suite(said: str) -> None:
     """"your test account", "a test token": "test" qualifies another noun; the command is not how tests run."""
     assert not any(k == "test command" for k, _, _ in keyed(said))
-    assert ("test command", "acctctl check", False) in keyed("for our test suite, run `acctctl check`")  # control
+    assert ("test command", "acctctl check", False) in keyed("for our test suite, run `acctctl check`")  # controls
+    assert ("test command", "acctctl check", False) in keyed("to run the test, use `acctctl check`")
 
 
 def test_just_as_an_adverb_is_not_part_of_the_command() -> None:
@@ -1184,6 +1186,15 @@ def test_a_fenced_terminal_session_is_no_document() -> None:
     assert not any("kv-9" in c.text for c in extract("anything still on the old queue?", shown))
     written = "Wrote it:\n\n```\nQueue: Dramatiq on kv-9.lan\nWorkers: four per box on the kv nodes\n```"
     assert any("kv-9" in c.text for c in extract("document the queue", written))  # control: a document
+    # a document that shows one command with its prompt is still a document
+    example = written.replace("\n```", "\n$ dramatiq tasks --processes 4\n```", 1)
+    assert any("kv-9" in c.text for c in extract("document the queue", example))
+
+
+def test_a_heading_is_no_document_line_even_when_a_line_repeats_it() -> None:
+    doc = "Wrote it:\n\n```md\n## Gridly tracing\n- Gridly tracing is switched on by `GRIDLY_TRACE`\n```"
+    found = [c.text for c in extract("write the doc", doc)]
+    assert "Gridly tracing." not in found and any("GRIDLY_TRACE" in t for t in found), found
 
 
 def test_a_documents_line_of_commands_in_backticks_is_still_code() -> None:

@@ -46,8 +46,11 @@ def test_the_number_said_as_a_port_is_the_port() -> None:
     """"answers 204 on port 7311": a status code before the port is no port (an invented "listens on port 204")."""
     got = ports("", "The probe endpoint answers 204 on port 7311 once warm.")
     assert got and all("7311" in t and "204" not in t for _, t in got), got
-    # control: a move keeps the value it moves to, though only the old one is said after "port"
+    # controls: a move keeps the value it moves to, though only the old one is said after "port"; a number with
+    # its own words of a port ("listens on") keeps it, whatever another part of the clause says after "port"
     assert [t for _, t in ports("we moved the relay from port 7311 to 7312")] == ["The relay listens on port 7312."]
+    assert [t for _, t in ports("the relay listens on 7311 and exports stats on port 9102")][:1] == [
+        "The relay listens on port 7311."]
 
 
 def test_a_phrase_attached_after_the_port_still_names_it() -> None:
@@ -202,3 +205,4 @@ def test_an_instruction_to_run_a_thing_on_a_port_gives_its_port() -> None:
 def test_a_quantifier_is_no_subject(said: str) -> None:
     """"changed both to X": "both" names what an earlier sentence named; no memory is about "the both"."""
     assert not any(t.lower().startswith(("the both", "the each")) for _, t in found("", said)), found("", said)
+    assert any(k.startswith("second region") for k, _ in found("the second region is eu-west-2"))  # an ordinal qualifies

@@ -147,6 +147,7 @@ def test_a_thing_chosen_instead_of_a_known_tool_takes_its_purpose(said: str, key
 @pytest.mark.parametrize("said", [
     "my sister lives in Lyon instead of Paris",  # no tool on either side
     "the demo runs on my laptop instead of the server",
+    "we write crash dumps to a file instead of sentry",  # a phrase of function words is no thing chosen
 ])
 def test_instead_of_with_any_verb_needs_a_known_tool(said: str) -> None:
     assert extract(said) == []
@@ -157,3 +158,14 @@ def test_a_deploy_that_passed_is_no_choice_of_deploy_target() -> None:
     """"deploy passed, there's an old Heroku app left": the noun "deploy" chooses nothing; the verb does."""
     assert extract("deploy went green 🎉 there is an old heroku app left though") == []
     assert [c.belief for c in extract("we deploy the api to Heroku")] == ["heroku"]  # control
+    # the label and the verb with the tool as its subject still choose
+    assert [c.belief for c in extract("Deploy target: Fly.io")] == ["fly.io"]
+    assert [c.belief for c in extract("Kubernetes hosts every service")] == ["kubernetes"]
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    ("after a week on pnpm we're staying on npm", "npm"),
+    ("we tried vitest but are sticking with jest", "jest"),
+])
+def test_a_choice_kept_is_the_thing_after_the_verb_of_keeping(said: str, kept: str) -> None:
+    assert [c.belief for c in extract(said) if not c.negated] == [kept]
