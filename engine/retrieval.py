@@ -328,7 +328,7 @@ def lexically_anchored(item: Shortlisted, r: RetrievalSettings) -> bool:
 
 def names_key(item: Shortlisted, asked: set[str], r: RetrievalSettings) -> bool:
     """Whether the question names every word of the subject of a memory's key (all its words but the last, the
-    kind: "which linter do we run?" against ``linter name``, "who holds the pager?" against ``pager owner``; a key
+    kind: "what linter guards the repo?" against ``linter name``, "who holds the pager?" against ``pager owner``; a key
     of one word is its subject), and the memory is loosely about it (``key_anchor_min_cos``). A word is named by any of its tokens, inflections folded;
     a dotted or hyphenated word also by one of its parts. ``asked``: the folded tokens of the query."""
     words = item.memory.key.split()

@@ -106,7 +106,7 @@ class RetrievalSettings(_Section):
         "and the thing named are the evidence. Development histories (issue 11, session 18)")
     key_anchor: bool = setting(
         True, "a memory whose key names its subject in words the question uses (all of them, inflections folded: "
-        "'linter name' for 'which linter do we run?') is let in when its cosine is at least key_anchor_min_cos, ranked "
+        "'linter name' for 'what linter guards the repo?') is let in when its cosine is at least key_anchor_min_cos, ranked "
         "after every candidate that passed otherwise and never hiding one as its later value",
         "a labelled line ('CI: GitLab CI') or a reading ('test command') says what it is about in its key, which the "
         "embedder scores against a casual question at 0.25-0.3, under theta. Measured in session 24 (RULES_LIMITS.md)")

@@ -180,10 +180,12 @@ _TOOLING_CONTEXT = re.compile(
     r"version|upgrade\w*|bump\w*|pinned|pin|cache|database|db|queue|stor(?:e|es|ed|ing)|persist\w*|events?)\b",
     _I,
 )
+# Verbs of keeping a choice, their object after them: "staying on npm", "sticking with jest", "stuck to make".
+_KEEPING = r"stay(?:s|ing|ed)?\s+(?:on|with)|stick(?:s|ing)?\s+(?:with|to)|stuck\s+(?:with|to)"
 # A plain-word tool name directly after one of these is the object of a tooling choice.
 _TOOL_GOVERNOR = re.compile(
     r"\b(?:use|uses|used|using|switch(?:ed|ing)?\s+(?:\w+\s+)?to|mov(?:e|ed|ing)\s+(?:\w+\s+)?to|"
-    r"migrat\w*\s+(?:\w+\s+)?to|stick(?:s|ing)?\s+(?:to|with)|stay(?:s|ing)?\s+(?:on|with)|back\s+to|"
+    r"migrat\w*\s+(?:\w+\s+)?to|" + _KEEPING + r"|back\s+to|"
     r"adopt\w*|install\w*|run|runs|"
     r"(?:managed|installed|built|linted|formatted|run|tested)\s+with|instead of|rather than|"
     r"in favou?r of|replac\w*(?:\s+\w+)?\s+with|went with|go with|chose|picked|settled on)"
@@ -332,9 +334,10 @@ _NOT_REMOVED = frozenset(
 _CHOICE_VERB = re.compile(
     r"\b(?:use[sd]?|using|switch\w*|mov(?:e|ed|ing)|migrat\w*|go(?:ing)? with|went with|adopt\w*|"
     r"pick\w*|chose|choose|chosen|standardi[sz]\w* on|rel(?:y|ies) on|runs? on|(?:is|are) on|"
-    r"we're on|(?:deploy(?:s|ed|ing|ment)?|host(?:s|ed|ing)?)\s+(?:\S+\s+){0,3}?(?:to|on|onto|at|with|via|through|by)|stor(?:e|es|ed|ing)|replac\w*|instead of|rather than|over|"
+    r"we're on|(?:deploy(?:s|ed|ing|ment)?|host(?:s|ed|ing)?)\s+(?:\S+\s+){0,3}?(?:to|on|onto|at|with|via|through|by)|"
+    r"stor(?:e|es|ed|ing)|replac\w*|instead of|rather than|over|"
     r"prefer\w*|in favou?r of|settled on|decided on|install\w*|via|through|now|back to|"
-    r"stay(?:s|ing|ed)?(?:\s+(?:on|with))?|stick(?:s|ing)?\s+(?:with|to)|stuck\s+(?:with|to))\b"
+    r"stays|" + _KEEPING + r")\b"
     r"|^[\w.-]+(?:\s[\w.-]+)?\s+for\s|^[\w.-]+(?:\s[\w.-]+)?\s+it\s+is$"
     # "deploy target: X", "hosting: X" (a label); "X hosts the api" (the verb with the tool as its subject)
     r"|\b(?:deploy\w*|host\w*)(?:\s+target)?\s*:|\b(?:hosts|deploys)\s+(?!(?:is|are|was|were|in|on|of|and|with|for)\b)\w",
@@ -440,7 +443,7 @@ def _part_of_project(text: str, chosen: re.Match[str], key: str) -> str:
 
 
 # A choice kept, its object after the verb: "we're staying on npm", "sticking with jest".
-_KEPT = re.compile(r"\b(?:stay(?:s|ing|ed)?\s+(?:on|with)|stick(?:s|ing)?\s+(?:with|to)|stuck\s+(?:with|to))\s", _I)
+_KEPT = re.compile(rf"\b(?:{_KEEPING})\s", _I)
 # A thing given up for another: "swap X for Y", "ditching X for Y", "traded X for Y" (Y is chosen).
 _SWAP_FOR = re.compile(r"\b(?:swap|swapp|ditch|trad|exchang)\w*\s+(?:the\s+|our\s+)?[\w.@/+-]+(?:\s[\w.@/+-]+)?\s+for\s+", _I)
 _CATEGORY_LABEL = {"ci provider": "CI provider", "http client": "HTTP client", "orm": "ORM",
@@ -461,7 +464,7 @@ _FOR_A_TIME = r"(?!(?:good|now|later|real|a\s+while|the\s+time\s+being)\b)"
 _SWITCH = re.compile(
     r"\b(?:switch|mov|migrat|chang|go|went)\w*\s+(?:(?:the|our)\s+(?P<what>[\w\s-]{1,30}?)\s+)?from\s+"
     + _V.format("old") + r"\s+to\s+" + _V.format("new") + WHEN_SAID + "$"
-    # "we use X instead of Y", "the api lives on X instead of Y", "we deploy to X rather than Y": the thing
+    # "we use X instead of Y", "the worker sits on X instead of Y", "we ship to X rather than Y": the thing
     # before the contrast is the choice, after a verb and its preposition
     + r"|\b(?:use|uses|using|(?P<verb2>(?:\w+(?:s|ed)|run|live|sit|deploy|host|ship|build|point)\s+"
     r"(?:on|to|in|at|with|through|via|onto|into)))\s+(?:the\s+|our\s+)?"

@@ -63,7 +63,7 @@ _SERVICE_HEADS = frozenset(
 _NO_SERVICE_HOSTS = frozenset({"localhost", "host", "app", "api"})
 _PORT_NUMBER = re.compile(r"(?<![\w.\-/])(\d{2,5})(?![\w%]|\.\d)")
 # What says that the number after it is a port ("listens on 8080", "runs on 5433", "bound to 7000"): a number
-# with no such words before it ("returns 200 on port 9102") gives way to one said after "port".
+# with no such words before it ("answers 204 on port 7311") gives way to one said after "port".
 _PORT_CUE_BEFORE = re.compile(r"\b(?:listen\w*|runs?|running|serv\w*|bound|binds?|exposed?|available|up|lives?|"
                               r"port|at|on)\s+(?:localhost:|127\.0\.0\.1:)?$", re.I)
 _SAID_PORT = re.compile(r"\bport\s+(?:is\s+|to\s+|=\s*)?$")  # "port 9000 tps": a port, whatever follows
@@ -244,7 +244,7 @@ def extract_port(c: Clause) -> Finding | None:
     as_port = [m for m in nums if _SAID_PORT.search(c.low[: m.start()])]
     if as_port and chosen not in as_port and not TO_BEFORE.search(c.low[: chosen.start()]) \
             and not _PORT_CUE_BEFORE.search(c.low[: chosen.start()]):
-        # "the probe returns 200 on port 9102": the number said as a port is the port, not the first one
+        # "the probe answers 204 on port 7311": the number said as a port is the port, not the first one
         chosen = pick(c.low, as_port) or chosen
     port = chosen.group(1)
     # `TEST_DB_URL` names its service too: read an environment variable as its service word

@@ -42,8 +42,8 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     for name, pattern, text in (
         ("ci", r"\bci\b|\bcontinuous integration\b", "CI runs `{c}`."),
         ("type check", r"\btype[- ]?check\w*", "To type-check the code, run `{c}`."),
-        # "test" between a determiner and another noun qualifies that noun ("your test endpoint", "the test
-        # account"), unless the noun is a part of running tests ("our test suite", "the test command")
+        # "test" between a determiner and another noun qualifies that noun ("your test account", "a test
+        # token"), unless the noun is a part of running tests ("our test suite", "the test command")
         ("test", r"\b(?:tests|testing|specs?|e2e)\b|\btest\s+(?:suites?|command|commands|runner|target|task|script|"
                  r"job|step|runs?)\b|(?<!\ba )(?<!\ban )(?<!\bthe )(?<!\byour )(?<!\bour )(?<!\bmy )(?<!\btheir )"
                  r"(?<!\bthis )(?<!\bthat )(?<!\beach )(?<!\bany )(?<!\bevery )\btest\b|\btest\b(?!\s+[a-z])",

@@ -53,7 +53,7 @@ _SUBORDINATE = re.compile(r"^(?:if|when|whenever|unless|once|because|since|altho
 _FRONTED = re.compile(r"^(?:for|in|on|at|from|with|without|unlike|like|per|after|before|during|under|inside|outside)\b", re.I)
 
 
-# A subordinate clause that the sentence takes as given ("now that the api lives on Render, deploys
+# A subordinate clause that the sentence takes as given ("now that the worker sits on Render, deploys
 # fail", "because the queue now runs on NATS, the consumers need a restart"): the speaker asserts it as much as
 # the main clause, so it is read as a clause of its own. Conditions ("if", "when", "unless") are not:
 # they assert nothing.

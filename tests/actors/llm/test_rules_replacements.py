@@ -135,7 +135,7 @@ def test_a_middle_dot_separates_the_labelled_parts_of_a_line() -> None:
 
 @pytest.mark.parametrize(("said", "key", "chosen", "given_up"), [
     ("the marketing site sits on Netlify instead of Vercel", "deploy target", "netlify", "vercel"),
-    ("the api lives on Koyeb instead of Heroku", "deploy target", "koyeb", "heroku"),  # a name no list knows
+    ("the checkout worker sits on Koyeb instead of Heroku", "deploy target", "koyeb", "heroku"),  # a name no list knows
     ("we use Biome instead of ESLint now", "linter", "biome", "eslint"),  # "now" says when, it is no part of a value
 ])
 def test_a_thing_chosen_instead_of_a_known_tool_takes_its_purpose(said: str, key: str, chosen: str, given_up: str) -> None:
@@ -151,12 +151,12 @@ def test_a_thing_chosen_instead_of_a_known_tool_takes_its_purpose(said: str, key
 ])
 def test_instead_of_with_any_verb_needs_a_known_tool(said: str) -> None:
     assert extract(said) == []
-    assert extract("the api lives on Koyeb instead of Heroku") != []  # control
+    assert extract("the checkout worker sits on Koyeb instead of Heroku") != []  # control
 
 
 def test_a_deploy_that_passed_is_no_choice_of_deploy_target() -> None:
-    """"deploy passed, there's an old Heroku app left": the noun "deploy" chooses nothing; the verb does."""
-    assert extract("deploy went green 🎉 there is an old heroku app left though") == []
+    """"the deploy is fine now and the heroku dyno can go": the noun "deploy" chooses nothing; the verb does."""
+    assert extract("deploy looks fine today the spare heroku dyno can go") == []
     assert [c.belief for c in extract("we deploy the api to Heroku")] == ["heroku"]  # control
     # the label and the verb with the tool as its subject still choose
     assert [c.belief for c in extract("Deploy target: Fly.io")] == ["fly.io"]
