@@ -99,7 +99,8 @@ _NP_BREAK = STOPWORDS | frozenset(
     "served hosted reachable deployed located defined placed belongs belong owns own took passed needs "
     "locally today yesterday tomorrow starting after before since until once because while anymore "
     "last week sprint release everywhere again too please find put point connect port ports "
-    "reviews review reviewed ask telling tell container serves serve exposes exposed responds accepts handles".split()
+    "reviews review reviewed ask telling tell container serves serve exposes exposed responds accepts handles "
+    "returns return answers answer replies reply emits emit".split()
 )
 _NP_WORD = re.compile(r"[A-Za-z][\w.+-]*")
 

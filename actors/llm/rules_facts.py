@@ -224,6 +224,13 @@ _CLIENT_VERB = re.compile(r"\b(?:point(?:s|ed|ing)?\b.*\b(?:at|to)|connect(?:s|e
                           r"(?:hits|hitting|calls|calling)\s+(?:the\s+|our\s+)?\w|send(?:s|ing)?\b.*\bto)\b", _I)
 
 
+# A command's flag that names where it sends or forwards to, then its address up to the port: the port is the
+# command's destination ("`stripe-like listen --forward-to localhost:4242/hook`"). Flags of its own port or
+# address (--port, --listen, --bind, --addr, --host) are not destinations.
+_CLIENT_FLAG = re.compile(r"`[^`]*\s--?(?![\w-]*(?:port|listen|bind|addr|host))[\w-]+[= ]"
+                          r"(?:[a-z]+://)?(?:[\w.-]+)?:$", _I)
+
+
 def extract_port(c: Clause) -> Finding | None:
     weak = False
     if not _PORT_CONTEXT.search(c.low):
@@ -246,6 +253,8 @@ def extract_port(c: Clause) -> Finding | None:
             and not _PORT_CUE_BEFORE.search(c.low[: chosen.start()]):
         # "the probe answers 204 on port 7311": the number said as a port is the port, not the first one
         chosen = pick(c.low, as_port) or chosen
+    if _CLIENT_FLAG.search(c.text[: chosen.start()]):
+        return None  # `somecli relay --target localhost:8125`: where a command sends, no listener of the project
     port = chosen.group(1)
     # `TEST_DB_URL` names its service too: read an environment variable as its service word
     words = ENV_NAME.sub(_env_service_word, c.text).lower()

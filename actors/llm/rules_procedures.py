@@ -169,6 +169,10 @@ def extract_command(c: Clause) -> Finding | None:
         both = [p for p in lead_p if p in own_p]
         if both:
             purpose = both[0]
+        elif lead_p == ["dev"] and own_p:
+            # "locally", "start": where or when a command runs, which its own task outranks
+            # ("locally we run `pytest -x`" is the test command, not how to start the app)
+            purpose = own_p[0]
         elif len(lead_p) == 1 or (lead_p and not own_p):
             purpose = lead_p[0]
         elif own_p:

@@ -1309,3 +1309,15 @@ def test_a_courtesy_and_a_verb_particle_are_no_part_of_a_setting(user: str, repl
     # controls: said without the courtesy, the same reading; after another verb "up" is part of the name
     assert [c.belief for c in extract("set the retry cap to 5") if c.key == "retry cap"] == ["5"]
     assert [c.belief for c in extract("set the warm up to 30s") if c.key == "warm up"] == ["30s"]
+
+
+@pytest.mark.parametrize(("said", "key"), [
+    ("on our laptops we just use `pytest -q -x` locally", "test command"),
+    ("locally, lint with `pnpm lint` before pushing", "lint command"),
+    ("locally just run `docker compose up`", "dev command"),  # the control: no task of its own
+    ("to start it locally use `pnpm dev`", "dev command"),
+])
+def test_where_a_command_runs_yields_to_the_task_it_does(said: str, key: str) -> None:
+    """"locally" says where a command runs; a command that names its own task (a test runner, ``lint``)
+    is the command of that task, not how to start the app."""
+    assert [k for k, _, _ in keyed(said)] == [key]

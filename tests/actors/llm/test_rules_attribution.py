@@ -206,3 +206,20 @@ def test_a_quantifier_is_no_subject(said: str) -> None:
     """"changed both to X": "both" names what an earlier sentence named; no memory is about "the both"."""
     assert not any(t.lower().startswith(("the both", "the each")) for _, t in found("", said)), found("", said)
     assert any(k.startswith("second region") for k, _ in found("the second region is eu-west-2"))  # an ordinal qualifies
+
+
+@pytest.mark.parametrize("verb", ["answers", "replies", "returns"])
+def test_a_verb_of_answering_ends_the_subject_of_a_port(verb: str) -> None:
+    """"the health probe answers with a 204 on port 7301": the verb is no part of whose port it is."""
+    assert ports(f"the health probe {verb} with a 204 on port 7301") == [
+        ("health probe port", "The health probe listens on port 7301.")]
+
+
+def test_a_port_a_command_forwards_to_is_no_listener_of_the_project() -> None:
+    """A flag naming where a command sends (``--forward-to``, ``--target``) gives the port of its destination,
+    which no sentence said the project listens on; a flag of the command's own address still does."""
+    assert ports("relay the webhooks with `hookcli listen --forward-to localhost:4242/in`") == []
+    assert ports("run `metricsd --target http://127.0.0.1:8125` in another tab") == []
+    # the controls: the command's own port, and a port said in prose
+    assert ports("`uvicorn main:app --port 8002` runs the api") == [("api port", "The API server listens on port 8002.")]
+    assert ports("the api listens on 8080") == [("api port", "The API server listens on port 8080.")]
