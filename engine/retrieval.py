@@ -7,6 +7,7 @@ always: scope (project + global), trust state, sensitivity and TTL.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -402,22 +403,41 @@ def _later_values(ranked: Sequence[tuple[tuple[float, float], Shortlisted]], r: 
             continue
         for (_, gate_new), it_new in ranked:
             new = it_new.memory
+            if new.id == old.id or (gate_new < r.theta <= gate_old) or (new.id in by_shape and old.id not in by_shape):
+                continue
             far = gate_new < gate_old - r.slot_margin  # much less relevant: only a close stated change wins
-            if (new.id == old.id or new.negated or new.valid_from_ms <= old.valid_from_ms
-                    or (far and new.kind is not Kind.DECISION)
-                    or (gate_new < r.theta <= gate_old) or (new.id in by_shape and old.id not in by_shape)):
-                continue
-            shaped = other_values(old.text, new.text)
-            if (far and not shaped) or (not shaped and not _changed_by(old, new)):
-                continue
-            cos = pair_cosine(old.id, new.id)
-            if far and cos < r.slot_close_cos:
-                continue
-            if cos >= (r.slot_min_cos if shaped else r.slot_change_min_cos) \
-                    or (shaped and other_version_of_a_name(old.text, new.text)):
+            cos = replaces(old, new, functools.partial(pair_cosine, old.id, new.id), r, far=far)
+            if cos is not None:
                 out[old.id] = (new.id, cos)
                 break
     return out
+
+
+def replaces(old: Memory, new: Memory, pair_cos: Callable[[], float], r: RetrievalSettings, *,
+             far: bool = False) -> float | None:
+    """The cosine of the pair when ``new`` is a later version of ``old`` by their texts alone, else None.
+
+    The pair rule of recall (:func:`_later_values`), apart from how relevant each is to the question:
+    ``new`` is stated later and gives another value of one shape ("listens on 8081" then "moved to 9090"),
+    or, with no shape, states a change (:func:`_changed_by`), and the two are about the same thing by
+    meaning: cosine at least ``slot_min_cos`` for values of one shape, ``slot_change_min_cos`` for a
+    stated change of a value with no shape. ``far``: ``new`` is much less relevant to the question than ``old``;
+    then only a stated change with a value of one shape very close in meaning wins (``slot_close_cos``).
+    ``pair_cos`` is asked only once the cheaper checks pass. ``eval/pairs`` measures this rule on pairs
+    of statements written by helpers (eval/results/pairs.md).
+    """
+    if new.negated or new.valid_from_ms <= old.valid_from_ms or (far and new.kind is not Kind.DECISION):
+        return None
+    shaped = other_values(old.text, new.text)
+    if (far and not shaped) or (not shaped and not _changed_by(old, new)):
+        return None
+    cos = pair_cos()
+    if far and cos < r.slot_close_cos:
+        return None
+    if cos >= (r.slot_min_cos if shaped else r.slot_change_min_cos) \
+            or (shaped and other_version_of_a_name(old.text, new.text)):
+        return cos
+    return None
 
 
 def _changed_by(old: Memory, new: Memory) -> bool:

@@ -43,7 +43,7 @@ _I = re.I
 _NEGATION = re.compile(
     r"\b(?:dropped|drop|removed|remove|got rid of|get rid of|ditched|ditch|retired|no longer use[sd]?|"
     r"no longer need|no longer using|stopped using|stop using|don't use|do not use|doesn't use|"
-    r"does not use|aren't using|are not using|not using|never use|avoid|killed|deprecated|"
+    r"does not use|aren't using|are not using|not using|never use|(?:nobody|no one)(?:'s| is)?\s+us(?:es|ing)|avoid|killed|deprecated|"
     r"(?:we|to|will|'ll|should|must|can)\s+sunset|sunsetted|sunsetting|"
     r"moved (?:away )?(?:off|away from)|uninstalled|no more|ripped out|tore out|phased out|ditched)\s+(?:the\s+|our\s+|any\s+)?",
     _I,
@@ -406,9 +406,11 @@ def extract_choice(c: Clause) -> Finding | None:
     key = _purpose(rest, tech_category(name))
     kind = Kind.DECISION if (c.changed or DECISION.search(c.low)) else Kind.FACT
     label = _CATEGORY_LABEL.get(key, key)
-    part = _part_of_project(c.text, chosen, key)
+    said, part = _part_of_project(c.text, chosen, key, c.project)
     if part:  # "the frontend uses pnpm", "for the backend we use poetry": one setting per part
-        return Finding(f"{part.lower()} {key}", name, kind, f"The {part} uses {tech_display(name)} as its {label}.")
+        many = re.search(r"[^s]s$", said) is not None  # "the e2e tests use X as their test framework"
+        return Finding(f"{part.lower()} {key}", name, kind, f"The {said} {'use' if many else 'uses'} "
+                                                            f"{tech_display(name)} as {'their' if many else 'its'} {label}.")
     return Finding(key, name, kind, f"The project uses {tech_display(name)} as its {label}.")
 
 
@@ -418,28 +420,46 @@ def extract_choice(c: Clause) -> Finding | None:
 # switched the frontend to X"). A noun phrase after "the" or "our", of one to three words.
 _PART_NP = r"(?:the|our)\s+(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*){0,2}?)"
 _PART_AFTER = re.compile(rf"\b(?:for|in)\s+{_PART_NP}\s*(?=$|[,.;]|\s+(?:we|i|you|they|and)\b)", _I)
-_PART_SUBJECT = re.compile(rf"^{_PART_NP}\s+(?:uses|is using|is built with|is managed with|runs on|relies on|is on|"
-                           r"has switched|switched|moved|migrated|is now on|now uses)\b", _I)
+# The clause's subject, with or without an article ("unit tests use X", "the admin dashboard is hosted on X"),
+# before a verb of using, running or hosting.
+_PART_SUBJECT = re.compile(
+    r"^(?:(?:the|our)\s+)?(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*){0,2}?)\s+"
+    r"(?:uses|use|(?:is|are)\s+using|(?:is|are)\s+(?:built|managed)\s+with|runs?\s+on|rel(?:y|ies)\s+on|(?:is|are)\s+on|"
+    r"(?:is|are)\s+(?:now\s+)?(?:deployed|hosted|served|run)\s+(?:to|on|from|at|by|with)|(?:deploys|builds)\s+go\s+to|"
+    r"lives?\s+on|has\s+switched|switched|moved|migrated|(?:is|are)\s+now\s+on|now\s+uses?)\b", _I)
 _PART_MOVED = re.compile(rf"\b(?:switch|mov|migrat|port)\w*\s+{_PART_NP}\s+(?:over\s+)?(?:from\s+\S+\s+)?(?:to|onto)\b", _I)
+_PART_HOSTED = re.compile(rf"\b(?:host|deploy|serv)\w*\s+{_PART_NP}\s+(?:on|to|at|from)\b", _I)  # "we host the docs on X"
 # Words that name the whole project, not a part of it ("in the project", "for the whole team"), and nouns
 # of time or discourse after "in the" / "for the" ("in the meantime", "for the moment"): no part either.
 _WHOLE = frozenset("project projects repo repository monorepo codebase team company stack code app thing things "
                    "everything whole entire all".split())
 _NOT_PARTS = frozenset("meantime moment end future past time times place record sake way start beginning rest "
-                       "long short term run now today week month year".split())
+                       "long short term run now today week month year "
+                       # people, not parts of the project: "everyone uses pnpm"
+                       "everyone everybody nobody someone somebody anyone anybody people folks".split())
 
 
-def _part_of_project(text: str, chosen: re.Match[str], key: str) -> str:
-    """The part of the project a choice is for, as said ("frontend", "TypeScript code"), or ""."""
-    for m in (*_PART_AFTER.finditer(text), *_PART_SUBJECT.finditer(text), *_PART_MOVED.finditer(text)):
+def _part_of_project(text: str, chosen: re.Match[str], key: str, project: str = "") -> tuple[str, str]:
+    """The part of the project a choice is for, as said and without the category's own words ("e2e tests"
+    and "e2e" for a test framework; "frontend" and "frontend"), or ("", ""). The project's own name
+    (``project``, as said with spaces, hyphens or underscores) is the whole project."""
+    whole = {w for w in re.split(r"[\s_-]+", project.lower()) if w}
+    for m in (*_PART_AFTER.finditer(text), *_PART_SUBJECT.finditer(text), *_PART_MOVED.finditer(text),
+              *_PART_HOSTED.finditer(text)):
         words = m.group("np").lower().split()
         if m.start("np") <= chosen.start() < m.end("np") or TECH_PATTERN.search(m.group("np")):
             continue  # the tool itself ("for the Vite build"), not a part
-        if words[0] in _WHOLE or any(w in STOPWORDS | _NOT_PARTS for w in words) \
-                or any(same_word(w, k) for w in words for k in key.split()):
-            continue  # the whole project, a time ("in the meantime"), the category's own words ("for the packages")
-        return m.group("np")
-    return ""
+        if words[0] in _WHOLE or any(w in STOPWORDS | _NOT_PARTS for w in words):
+            continue  # the whole project, a time ("in the meantime")
+        own = [w for w in m.group("np").split() if not any(same_word(w.lower(), k) for k in key.split())
+               and not (whole and set(re.split(r"[_-]+", w.lower())) <= whole)]
+        if not own:
+            continue  # the project's name, or the category's own words ("for the packages", "tests run on X"): no part
+        said = m.group("np")
+        if m.start("np") == 0 and said[1:2].islower():
+            said = said[0].lower() + said[1:]  # capitalised only as the sentence's first word
+        return said, " ".join(own)
+    return "", ""
 
 
 # A choice kept, its object after the verb: "we're staying on npm", "sticking with jest".

@@ -29,6 +29,7 @@ class Clause:
     listed: bool = False  # an item of a bulleted list or a line of a written document
     report: bool = False  # the assistant's reply opens with it, reporting what it did ("Done: ...", "Moved X to Y")
     document: bool = False  # a line of a document the assistant wrote (a fenced markdown block)
+    project: str = ""  # the project the turn belongs to: its name is the whole project, never a part of it
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ _NP_BREAK = STOPWORDS | frozenset(
     "returns return answers answer replies reply emits emit".split()
 )
 _NP_WORD = re.compile(r"[A-Za-z][\w.+-]*")
+_POSSESSIVE = re.compile(r"([A-Za-z][\w.+-]*)['’]s")
 
 
 def np_words(text: str, start: int, backwards: bool = False, limit: int = 5) -> str:
@@ -122,6 +124,9 @@ def np_words(text: str, start: int, backwards: bool = False, limit: int = 5) -> 
     words = []
     for raw in text[start:].lstrip().split(" "):
         word = raw.rstrip(",:;.!)")
+        owner = _POSSESSIVE.fullmatch(word)
+        if owner and words and raw == word:  # "the home server's SSH port": the owner's word, then what it owns
+            raw = word = owner.group(1)
         if not word or not _NP_WORD.fullmatch(word) or word.lower() in _NP_BREAK or len(words) >= limit:
             break
         words.append(word)

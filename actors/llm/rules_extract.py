@@ -632,7 +632,8 @@ _FILE_LEAD = re.compile(r"^(?:`(?:[\w.-]+/)*[\w.-]+\.\w{1,5}`|(?:[\w.-]+/)+[\w.-
 
 
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...],
-              listed: tuple[str, ...] = (), opening: bool = False, documents: Documents = Documents()) -> list[Finding]:
+              listed: tuple[str, ...] = (), opening: bool = False, documents: Documents = Documents(),
+              project: str = "") -> list[Finding]:
     in_list = any(sentence in line for line in listed)
     in_document = speaker == "assistant" and documents.holds(sentence)
     report = opening and speaker == "assistant" and bool(_REPORT_OPENING.search(sentence))
@@ -665,7 +666,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 text = _REPORT_ASIDE.sub("", text).rstrip()
             text = mask_code(text, STARTS_EXE)
             clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed,
-                            listed=in_list, report=report, document=in_document)
+                            listed=in_list, report=report, document=in_document, project=project)
             for extractor in extractors:
                 finding = extractor(clause)
                 if finding is None:
@@ -801,7 +802,7 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
         stated = [sentence for sentence in statements(split_trailing_requests(split))  # never a question or request (issue 13)
                   if not MEMORY_TALK.search(sentence)]
         said[speaker] = [_findings(sentence, speaker, extractors, listed[speaker], opening=bool(split) and sentence == split[0],
-                                   documents=documents if speaker == "assistant" else Documents())
+                                   documents=documents if speaker == "assistant" else Documents(), project=unit.project)
                          for sentence in stated]
         # What the statements say is gone, read by the learned model (``removal``): each such thing
         # retires the memories that still state it, unless a reading above (of either speaker) already does.

@@ -212,6 +212,10 @@ def _port_subject(text: str, at: int) -> tuple[str, str]:
             continue
         rule = _rule_service(low)
         if rule:
+            # "the home server's SSH port": what the service's port is for qualifies it (``home ssh port``)
+            owned = re.search(r"\b(?:server|service|box|host|machine)\s+([a-z][\w ]*)$", low)
+            if owned and not any(w in STOPWORDS or w in _GENERIC_SERVICE for w in owned.group(1).split()):
+                return f"{rule} {owned.group(1)}", phrase
             return rule, phrase
         if all(w in _GENERIC_SERVICE or w in {"server", "service", "api"} for w in low.split()):
             return "", ""
@@ -686,6 +690,13 @@ _STATUS_WORD = re.compile(r"^(?:final|current|latest)\s+(?=\S)", _I)
 _CONTRAST = re.compile(r",?(?<!\s)\s+(?:not|no longer|instead of|rather than)\s+(?:the\s+)?(`[^`]+`|[\w.:/@-]+)\s*$", _I)
 
 
+# A value that says what is done to the subject: a past participle and its preposition ("capped at 25 MB",
+# "exported as TIFF", "scanned by ClamAV", "written in Rust").
+_DONE_TO = re.compile(r"^([a-z]{3,}ed|written|built|kept|held|sent|run|made|done|shown|taken|given|driven|bound|found|"
+                      r"hidden|split|read|spun|stuck|thrown)\s+(?:at|to|by|in|on|as|with|from|into|under|for|via|through|"
+                      r"behind|per|every|each|once)\b", _I)
+
+
 def extract_kv(c: Clause) -> Finding | None:
     if c.speaker == "assistant" and not (c.changed or CHANGE.search(c.text)):
         return None
@@ -756,6 +767,11 @@ def extract_kv(c: Clause) -> Finding | None:
     # "the current cap", "the latest quota": a word saying which version of a setting is meant names no other setting
     key = normalize_key(_STATUS_WORD.sub("", subject))
     key = _KEY_ALIASES.get(key, key)
+    done = _DONE_TO.match(value)
+    if done and words[-1] not in _ATTRIBUTE_HEADS:
+        # "uploads are capped at 25 MB" and "uploads are scanned by ClamAV" say two things about one subject:
+        # what is done to it is part of the setting, so that neither replaces the other
+        key = f"{key} {done.group(1).lower()}"
     tech = TECH_PATTERN.search(value)
     # "S3" names the store, "s3://acme-exports" a place in it: an address is its own value
     belief = tech_name(tech.group(1)) if tech and len(value_words) <= 2 and "://" not in value else normalize_belief(value)

@@ -113,7 +113,45 @@ def _suite(said: str) -> str:
     return ""
 
 
-def _command_finding(command: str, purpose: str, said: str = "") -> Finding | None:
+# The part of the project a build, deploy, release or start command is for: "to build the CLI", "deploy the
+# docs with", "for the dashboard" closing the clause, or the clause's subject ("the bot deploys with").
+_PART_TASKS = frozenset({"build", "deploy", "release", "dev"})
+_TASK_VERB = r"(?:build|compile|deploy|ship|release|publish|start|serve|run)"
+_PART_NP = r"(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*)??)"
+_COMMAND_PART = (
+    re.compile(rf"\b{_TASK_VERB}\s+(?:the|our)\s+{_PART_NP}(?=\s*(?:$|[,.;])|\s+(?:with|via|using|by|run|locally)\b)", _I),
+    re.compile(rf"\bfor\s+(?:the|our)\s+{_PART_NP}\s*(?:$|[,.;])", _I),
+    re.compile(rf"^\s*(?:the\s+|our\s+)?{_PART_NP}\s+(?:deploys|builds|ships|releases|starts|is\s+(?:deployed|built|released))"
+               rf"\s+(?:with|via|using|by)\b", _I),
+)
+# Words that name the whole project or the task itself, never a part: "to build the project", "for the release".
+_NOT_A_PART = frozenset("project projects repo repository monorepo codebase app application thing things everything whole "
+                        "entire all code stack site release releases build builds deploy deploys prod production staging "
+                        "dev local changes change image images artifact artifacts bundle tests test".split())
+
+
+_RUN_VERBS = frozenset("run runs use call execute type try do".split())  # "for the release run `x`": no "release run"
+
+
+def _command_part(said: str, purpose: str, project: str) -> str:
+    """The part of the project ``said`` names a ``purpose`` command for, as said ("CLI"), or ""."""
+    if purpose not in _PART_TASKS:
+        return ""
+    whole = {w for w in re.split(r"[\s_-]+", project.lower()) if w}
+    for pattern in _COMMAND_PART:
+        m = pattern.search(said.strip())
+        if m is None:
+            continue
+        words = m.group("np").lower().split()
+        if any(w in STOPWORDS or w in _RUN_VERBS or set(re.split(r"[_-]+", w)) <= whole for w in words) \
+                or set(words) <= _NOT_A_PART \
+                or TECH_PATTERN.search(m.group("np")):
+            continue
+        return m.group("np")
+    return ""
+
+
+def _command_finding(command: str, purpose: str, said: str = "", project: str = "") -> Finding | None:
     """The finding of ``command`` run for ``purpose``; ``said``, the rest of the clause, may name the
     suite of a test command ("the integration tests run with X": ``integration test command``), so that
     suites of one project keep a command each."""
@@ -124,6 +162,11 @@ def _command_finding(command: str, purpose: str, said: str = "") -> Finding | No
     if purpose == "test" and _NARROWED.search(f" {command.partition(' ')[2]} "):  # the program may be a path
         return None  # "pytest -k slow", "pytest tests/billing": a one-off subset, not *the* command
     template = next(t for name, _, t in _PURPOSES if name == purpose)
+    part = _command_part(said, purpose, project)
+    if part:  # "to build the CLI, run X" and "for the dashboard run Y": one command per part
+        return Finding(f"{part.lower()} {purpose} command", normalize_belief(command), Kind.PROCEDURE,
+                       template.format(c=command).replace("the project", f"the {part}").replace("the app", f"the {part}")
+                       if purpose in {"build", "dev"} else f"To {purpose} the {part}, run `{command}`.")
     suite = _suite(said) if purpose == "test" else ""
     if suite:
         return Finding(f"{suite} test command", normalize_belief(command), Kind.PROCEDURE,
@@ -181,7 +224,7 @@ def extract_command(c: Clause) -> Finding | None:
             purpose = purposes_in(c.text[span.end() : spans[i + 1].start() if i + 1 < len(spans) else None])[0]
         else:
             continue
-        return _command_finding(command, purpose, c.text[: span.start()] + " " + c.text[span.end():])
+        return _command_finding(command, purpose, c.text[: span.start()] + " " + c.text[span.end():], c.project)
     if spans:
         return None
     bare = _BARE_COMMAND.search(c.text)
@@ -192,7 +235,7 @@ def extract_command(c: Clause) -> Finding | None:
     for where in (rest, command):
         found = purposes_in(where)
         if found:
-            return _command_finding(command, found[0], rest)
+            return _command_finding(command, found[0], rest, c.project)
     return None
 
 

@@ -4,7 +4,8 @@ import pytest
 
 from engine.ingest import ingest
 from engine.models import Kind, Memory, Tier, TrustState, Sensitivity
-from engine.retrieval import CLOSE_TAG, OPEN_TAG, Shortlisted, estimate_tokens, lexically_anchored, neutralise, search_text, select
+from engine.retrieval import (CLOSE_TAG, OPEN_TAG, Shortlisted, estimate_tokens, lexically_anchored, neutralise, replaces,
+                              search_text, select)
 from engine.state import MemoryTable
 from factories import DAY, T0, cand, settings
 
@@ -559,3 +560,21 @@ def test_a_key_names_its_subject_only_whole() -> None:
     off = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"shape_anchor": False})})
     assert _ask("why are uploads slow?", [short(answer, low)], s=off).context == ""
     assert _ask("which bucket do uploads go to?", [short(answer, low)], s=off).context != ""
+
+
+def test_the_pair_rule_is_the_one_recall_applies_and_asks_the_cosine_last() -> None:
+    """``replaces`` is the pair rule of recall on its own (eval/pairs measures it): a later value of one
+    shape close in meaning is a version; an earlier one, or one that is not close, is not; the cosine is
+    asked only when the texts allow a version at all."""
+    old = mem("The docs site is served on port 4000.", valid_from_ms=T0)
+    new = mem("Moved the docs site over to 4100.", valid_from_ms=T0 + DAY)
+    r = S.retrieval
+    assert replaces(old, new, lambda: 0.5, r) == 0.5
+    assert replaces(new, old, lambda: 0.5, r) is None  # the earlier one is no later version
+    assert replaces(old, new, lambda: r.slot_min_cos - 0.01, r) is None  # not about the same thing
+    same = mem("The docs site is reachable on port 4000.", valid_from_ms=T0 + DAY)
+
+    def never() -> float:
+        raise AssertionError("the cosine is not needed when no value differs")
+
+    assert replaces(old, same, never, r) is None

@@ -1256,14 +1256,48 @@ def test_a_fragment_does_not_hide_the_command_after_it() -> None:
     ("in the meantime we use yarn", "package manager"),  # a time, not a part
     ("for the whole thing we use ruff", "linter"),
     ("for the packages we use pnpm", "package manager"),  # the category's own word
+    # the clause's subject, with or without an article, before a verb of using, running or hosting
+    ("The storefront is deployed to Vercel.", "storefront deploy target"),
+    ("the status page is hosted on Netlify", "status page deploy target"),
+    ("we host the changelog site on Vercel", "changelog site deploy target"),
+    ("Integration tests run on Jest.", "integration test framework"),
+    ("Browser tests use Playwright.", "browser test framework"),
+    ("The worker services use Poetry for dependencies.", "worker services package manager"),
+    ("Tests run on Vitest.", "test framework"),  # the category's own word only: no part
+    ("Everything runs on Heroku now.", "deploy target"),  # the whole project
 ])
 def test_a_choice_for_a_part_of_the_project_is_keyed_by_that_part(said: str, key: str) -> None:
     assert [k for k, _, neg in keyed(said) if not neg] == [key], keyed(said)
 
 
+def test_the_projects_own_name_is_the_whole_project_not_a_part() -> None:
+    """"tidewater moved to GitLab CI" in project ``tidewater`` is the project's CI; a part named beside the
+    project's name is still a part, and another project's name keeps its own key."""
+    def keys(said: str) -> list[str]:
+        unit = Unit(id="u1", project="tidewater", session="s", turn=1, ts_ms=1000, user=said, assistant="", request_id="r1")
+        return [c.key for c in RulesClient().extract([unit], "project:tidewater") if not c.negated]
+
+    assert keys("tidewater moved to GitLab CI in March") == ["ci provider"]
+    assert keys("Tidewater uses pnpm") == ["package manager"]
+    assert keys("the tidewater frontend uses pnpm") == ["frontend package manager"]
+    assert keys("harbor-ops uses pnpm") == ["harbor ops package manager"]
+
+
+@pytest.mark.parametrize("said", ["Everyone uses pnpm now", "Most folks use pnpm"])
+def test_people_are_no_part_of_the_project(said: str) -> None:
+    assert [k for k, _, neg in keyed(said) if not neg] == ["package manager"]
+
+
+def test_nobody_using_a_tool_is_no_choice_of_it() -> None:
+    assert not any(k == "package manager" and not neg for k, _, neg in keyed("nobody uses yarn anymore"))
+    assert keyed("everybody uses yarn") == [("package manager", "yarn", False)]  # the control
+
+
 def test_a_choice_for_a_part_says_which_part() -> None:
     assert only("for the admin dashboard we use pnpm").text == "The admin dashboard uses pnpm as its package manager."
     assert only("we switched the Go code over to golangci-lint").text.startswith("The Go code uses ")
+    # a part said in the plural, and one that opens the sentence
+    assert only("Integration tests run on Jest.").text == "The integration tests use Jest as their test framework."
 
 
 @pytest.mark.parametrize(("said", "key"), [
@@ -1321,3 +1355,18 @@ def test_where_a_command_runs_yields_to_the_task_it_does(said: str, key: str) ->
     """"locally" says where a command runs; a command that names its own task (a test runner, ``lint``)
     is the command of that task, not how to start the app."""
     assert [k for k, _, _ in keyed(said)] == [key]
+
+
+@pytest.mark.parametrize(("said", "key"), [
+    ("To build the docs, run `zensical build`.", "docs build command"),
+    ("run `pnpm run build:app` for the mobile app", "mobile app build command"),
+    ("deploy the scheduler with `fly deploy -c sched.toml`", "scheduler deploy command"),
+    ("The relay deploys with `kamal deploy -d relay`.", "relay deploy command"),
+    # the whole project, or the task's own words: the task's key
+    ("To build the project run `pnpm build`.", "build command"),
+    ("to deploy, run `make deploy`", "deploy command"),
+    ("for the release run `make dist`", "release command"),
+])
+def test_a_command_for_a_part_of_the_project_is_keyed_by_that_part(said: str, key: str) -> None:
+    """A docs build never replaces the project's build command: each part keeps its own command."""
+    assert [k for k, _, _ in keyed(said)] == [key], keyed(said)

@@ -223,3 +223,22 @@ def test_a_port_a_command_forwards_to_is_no_listener_of_the_project() -> None:
     # the controls: the command's own port, and a port said in prose
     assert ports("`uvicorn main:app --port 8002` runs the api") == [("api port", "The API server listens on port 8002.")]
     assert ports("the api listens on 8080") == [("api port", "The API server listens on port 8080.")]
+
+
+def test_what_is_done_to_a_subject_is_part_of_its_setting() -> None:
+    """"X are capped at N" and "X are scanned by Y" are two settings of one subject: neither replaces the other,
+    while a later cap replaces the cap."""
+    capped = found("Attachments are capped at 20 MB.")
+    scanned = found("Attachments are scanned by VirusTotal.")
+    assert capped and scanned and capped[0][0] != scanned[0][0], (capped, scanned)
+    assert found("Attachments are now capped at 40 MB.")[0][0] == capped[0][0]
+    # the control: a value that is no participle keeps the subject's key
+    assert found("The session timeout is 45 minutes.")[0][0] == "session timeout"
+
+
+def test_a_port_a_service_owns_is_qualified_by_what_it_is_for() -> None:
+    """"the build box's SSH port is 2200" and "the build box's dashboard port is 8800" are two ports of one
+    machine: the first keeps what it is for in its key, so that neither replaces the other."""
+    ssh = ports("The build server's SSH port is 2200.")
+    assert ssh == [("build ssh port", "The build server SSH listens on port 2200.")], ssh
+    assert ports("The build server listens on 8800.") == [("build port", "The build server listens on port 8800.")]
