@@ -43,7 +43,7 @@ _I = re.I
 _NEGATION = re.compile(
     r"\b(?:dropped|drop|removed|remove|got rid of|get rid of|ditched|ditch|retired|no longer use[sd]?|"
     r"no longer need|no longer using|stopped using|stop using|don't use|do not use|doesn't use|"
-    r"does not use|aren't using|are not using|not using|never use|(?:nobody|no one)(?:'s| is)?\s+us(?:es|ing)|avoid|killed|deprecated|"
+    r"does not use|aren't using|are not using|not using|never use|(?:nobody|no one)\b[^.;,]{0,30}?\bus(?:es|ing)|avoid|killed|deprecated|"
     r"(?:we|to|will|'ll|should|must|can)\s+sunset|sunsetted|sunsetting|"
     r"moved (?:away )?(?:off|away from)|uninstalled|no more|ripped out|tore out|phased out|ditched)\s+(?:the\s+|our\s+|any\s+)?",
     _I,
@@ -408,7 +408,7 @@ def extract_choice(c: Clause) -> Finding | None:
     label = _CATEGORY_LABEL.get(key, key)
     said, part = _part_of_project(c.text, chosen, key, c.project)
     if part:  # "the frontend uses pnpm", "for the backend we use poetry": one setting per part
-        many = re.search(r"[^s]s$", said) is not None  # "the e2e tests use X as their test framework"
+        many = re.search(r"(?<![siuoa])s$", said) is not None  # "the e2e tests use X as their test framework"
         return Finding(f"{part.lower()} {key}", name, kind, f"The {said} {'use' if many else 'uses'} "
                                                             f"{tech_display(name)} as {'their' if many else 'its'} {label}.")
     return Finding(key, name, kind, f"The project uses {tech_display(name)} as its {label}.")
@@ -420,15 +420,20 @@ def extract_choice(c: Clause) -> Finding | None:
 # switched the frontend to X"). A noun phrase after "the" or "our", of one to three words.
 _PART_NP = r"(?:the|our)\s+(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*){0,2}?)"
 _PART_AFTER = re.compile(rf"\b(?:for|in)\s+{_PART_NP}\s*(?=$|[,.;]|\s+(?:we|i|you|they|and)\b)", _I)
-# The clause's subject, with or without an article ("unit tests use X", "the admin dashboard is hosted on X"),
-# before a verb of using, running or hosting.
+# The clause's subject before a verb of using, running or hosting ("the admin dashboard is hosted on X"); without
+# an article only a phrase that ends in a noun of a component ("unit tests use X", ``_COMPONENT``).
 _PART_SUBJECT = re.compile(
-    r"^(?:(?:the|our)\s+)?(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*){0,2}?)\s+"
+    r"^(?P<article>(?:the|our)\s+)?(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*){0,2}?)\s+"
     r"(?:uses|use|(?:is|are)\s+using|(?:is|are)\s+(?:built|managed)\s+with|runs?\s+on|rel(?:y|ies)\s+on|(?:is|are)\s+on|"
     r"(?:is|are)\s+(?:now\s+)?(?:deployed|hosted|served|run)\s+(?:to|on|from|at|by|with)|(?:deploys|builds)\s+go\s+to|"
     r"lives?\s+on|has\s+switched|switched|moved|migrated|(?:is|are)\s+now\s+on|now\s+uses?)\b", _I)
 _PART_MOVED = re.compile(rf"\b(?:switch|mov|migrat|port)\w*\s+{_PART_NP}\s+(?:over\s+)?(?:from\s+\S+\s+)?(?:to|onto)\b", _I)
-_PART_HOSTED = re.compile(rf"\b(?:host|deploy|serv)\w*\s+{_PART_NP}\s+(?:on|to|at|from)\b", _I)  # "we host the docs on X"
+_PART_HOSTED = re.compile(rf"\b(?:host|serv)\w*\s+{_PART_NP}\s+(?:on|at|from)\b", _I)  # "we host the docs on X"
+# Nouns of a component of a project, which name a part without an article ("mobile app", "unit tests", "admin site");
+# "deploy the fix to X" deploys a change, so only hosting and serving name a part that way.
+_COMPONENT = frozenset("frontend backend api apis app apps site website service services worker workers dashboard docs "
+                       "cli client clients server servers portal panel bot tests suite functions lambdas microservices "
+                       "monolith storefront".split())
 # Words that name the whole project, not a part of it ("in the project", "for the whole team"), and nouns
 # of time or discourse after "in the" / "for the" ("in the meantime", "for the moment"): no part either.
 _WHOLE = frozenset("project projects repo repository monorepo codebase team company stack code app thing things "
@@ -456,6 +461,9 @@ def _part_of_project(text: str, chosen: re.Match[str], key: str, project: str = 
         if not own:
             continue  # the project's name, or the category's own words ("for the packages", "tests run on X"): no part
         said = m.group("np")
+        if m.re is _PART_SUBJECT and not m.group("article") and (
+                words[-1] not in _COMPONENT or (len(words) == 1 and words[0] in {"tests", "services", "apps"})):
+            continue  # "Developers use pnpm", "Main still uses yarn", "Tests run on CircleCI": no part named
         if m.start("np") == 0 and said[1:2].islower():
             said = said[0].lower() + said[1:]  # capitalised only as the sentence's first word
         return said, " ".join(own)

@@ -214,8 +214,9 @@ def _port_subject(text: str, at: int) -> tuple[str, str]:
         if rule:
             # "the home server's SSH port": what the service's port is for qualifies it (``home ssh port``)
             owned = re.search(r"\b(?:server|service|box|host|machine)\s+([a-z][\w ]*)$", low)
-            if owned and not any(w in STOPWORDS or w in _GENERIC_SERVICE for w in owned.group(1).split()):
-                return f"{rule} {owned.group(1)}", phrase
+            extra = [w for w in owned.group(1).split() if w not in rule.split()] if owned else []
+            if extra and not any(w in STOPWORDS or w in _GENERIC_SERVICE for w in extra):
+                return f"{rule} {' '.join(extra)}", phrase
             return rule, phrase
         if all(w in _GENERIC_SERVICE or w in {"server", "service", "api"} for w in low.split()):
             return "", ""
@@ -228,10 +229,11 @@ _CLIENT_VERB = re.compile(r"\b(?:point(?:s|ed|ing)?\b.*\b(?:at|to)|connect(?:s|e
                           r"(?:hits|hitting|calls|calling)\s+(?:the\s+|our\s+)?\w|send(?:s|ing)?\b.*\bto)\b", _I)
 
 
-# A command's flag that names where it sends or forwards to, then its address up to the port: the port is the
-# command's destination ("`stripe-like listen --forward-to localhost:4242/hook`"). Flags of its own port or
-# address (--port, --listen, --bind, --addr, --host) are not destinations.
-_CLIENT_FLAG = re.compile(r"`[^`]*\s--?(?![\w-]*(?:port|listen|bind|addr|host))[\w-]+[= ]"
+# A command's long flag that names where it sends or forwards to (--forward-to, --target, --proxy, --upstream,
+# --remote, --dest...), then its address up to the port: the port is the command's destination
+# ("`hookcli listen --forward-to localhost:4242/hook`"). Other flags ("php -S localhost:8000", "--open URL") may
+# give the port the command itself serves on.
+_CLIENT_FLAG = re.compile(r"`[^`]*\s--[\w-]*(?:to|target|proxy|upstream|remote|dest\w*|endpoint|forward)[\w-]*[= ]"
                           r"(?:[a-z]+://)?(?:[\w.-]+)?:$", _I)
 
 
@@ -692,8 +694,11 @@ _CONTRAST = re.compile(r",?(?<!\s)\s+(?:not|no longer|instead of|rather than)\s+
 
 # A value that says what is done to the subject: a past participle and its preposition ("capped at 25 MB",
 # "exported as TIFF", "scanned by ClamAV", "written in Rust").
-_DONE_TO = re.compile(r"^([a-z]{3,}ed|written|built|kept|held|sent|run|made|done|shown|taken|given|driven|bound|found|"
-                      r"hidden|split|read|spun|stuck|thrown)\s+(?:at|to|by|in|on|as|with|from|into|under|for|via|through|"
+# Verbs of changing or bounding a value say nothing of which setting it is ("bumped to 8", "limited to 10 MB").
+_DONE_TO = re.compile(r"^(?!(?:bump|increas|decreas|rais|reduc|lower|upgrad|downgrad|updat|chang|mov|switch|drop|"
+                      r"cap|capp|limit|restrict|throttl|bound|set|reset|adjust|tun|extend|shorten|doubl|halv)ed\b)"
+                      r"([a-z]{3,}ed|written|built|kept|held|sent|run|made|done|shown|taken|given|driven|found|"
+                      r"hidden|split|read|spun|stuck|thrown)\s+(?:at|to|by|in|on|as|with|using|from|into|under|for|via|through|"
                       r"behind|per|every|each|once)\b", _I)
 
 

@@ -69,6 +69,8 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
 _RUN_WORD = re.compile(r"\b(?:run|runs|running|execute|command|cmd|script|use|using|with|via)\b|:", _I)
 
 
+# The words of the "dev" purpose that name the task itself (start it, serve it), not only where it runs ("locally").
+_STARTING = re.compile(r"\bdev server\b|\bstart\w*\b|\bserve\b|\bdev mode\b", _I)
 _NARROWED = re.compile(r"\s-k\s|::|\s(?:[\w.-]+/[\w./-]*|[\w-]+\.(?:py|ts|js))(?:\s|$)")
 _JUST_ADVERB = re.compile(rf"^just\s+(?={_EXE}\b)", _I)
 
@@ -124,10 +126,15 @@ _COMMAND_PART = (
     re.compile(rf"^\s*(?:the\s+|our\s+)?{_PART_NP}\s+(?:deploys|builds|ships|releases|starts|is\s+(?:deployed|built|released))"
                rf"\s+(?:with|via|using|by)\b", _I),
 )
-# Words that name the whole project or the task itself, never a part: "to build the project", "for the release".
-_NOT_A_PART = frozenset("project projects repo repository monorepo codebase app application thing things everything whole "
-                        "entire all code stack site release releases build builds deploy deploys prod production staging "
-                        "dev local changes change image images artifact artifacts bundle tests test".split())
+# Words that together name the whole project ("to build the project", "for the app"); with another word they
+# name a part ("the mobile app").
+_WHOLE_WORDS = frozenset("project projects repo repository monorepo codebase app application apps code stack site".split())
+# Words that never name a part: the task and its outputs, places and times to run it ("for the release", "the dev
+# server", "the staging env", "for the moment", "the first time").
+_NEVER_A_PART = frozenset("thing things everything whole entire all release releases build builds deploy deploys prod "
+                          "production staging dev local changes change image images artifact artifacts bundle tests test "
+                          "server env environment branch binary binaries wheel wheels crate package packages first "
+                          "moment time times meantime now today week sprint rest end start".split())
 
 
 _RUN_VERBS = frozenset("run runs use call execute type try do".split())  # "for the release run `x`": no "release run"
@@ -142,12 +149,12 @@ def _command_part(said: str, purpose: str, project: str) -> str:
         m = pattern.search(said.strip())
         if m is None:
             continue
-        words = m.group("np").lower().split()
-        if any(w in STOPWORDS or w in _RUN_VERBS or set(re.split(r"[_-]+", w)) <= whole for w in words) \
-                or set(words) <= _NOT_A_PART \
-                or TECH_PATTERN.search(m.group("np")):
+        kept = [w for w in m.group("np").split() if not (whole and set(re.split(r"[_-]+", w.lower())) <= whole)]
+        words = [w.lower() for w in kept]  # the project's own name is the whole project ("the tidewater CLI": "CLI")
+        if not words or any(w in STOPWORDS or w in _RUN_VERBS or w in _NEVER_A_PART for w in words) \
+                or set(words) <= _WHOLE_WORDS or TECH_PATTERN.search(m.group("np")):
             continue
-        return m.group("np")
+        return " ".join(kept)
     return ""
 
 
@@ -212,7 +219,7 @@ def extract_command(c: Clause) -> Finding | None:
         both = [p for p in lead_p if p in own_p]
         if both:
             purpose = both[0]
-        elif lead_p == ["dev"] and own_p:
+        elif lead_p == ["dev"] and own_p and not _STARTING.search(lead):
             # "locally", "start": where or when a command runs, which its own task outranks
             # ("locally we run `pytest -x`" is the test command, not how to start the app)
             purpose = own_p[0]

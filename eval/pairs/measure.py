@@ -94,9 +94,11 @@ def measure(pairs: list[tuple[int, Pair]], s: Settings) -> Measured:
     return Measured(np.array([p.label for _, p in pairs]), np.array([part for part, _ in pairs]), same_key, hidden)
 
 
-def _pr(hidden: np.ndarray, y: np.ndarray) -> tuple[int, float, float]:
+def _pr(hidden: np.ndarray, y: np.ndarray, apart: np.ndarray) -> tuple[int, float, float]:
+    """(pairs hidden, precision, recall over the same-setting pairs whose readings do not share a key)."""
     n = int(hidden.sum())
-    return n, float(y[hidden].mean()) if n else float("nan"), float(hidden[y == 1].mean()) if (y == 1).any() else 0.0
+    wanted = (y == 1) & apart
+    return n, float(y[hidden].mean()) if n else float("nan"), float(hidden[wanted].mean()) if wanted.any() else 0.0
 
 
 def report(m: Measured, current: float) -> str:
@@ -118,11 +120,11 @@ def report(m: Measured, current: float) -> str:
         f"{int(y[same_key].sum())} of them of one setting",
         f"- shipped `[retrieval] slot_change_min_cos`: {current}",
         "",
-        "| slot_change_min_cos | pairs hidden | precision | recall (of label 1) |",
+        "| slot_change_min_cos | pairs hidden | precision | recall (label 1, readings not sharing a key) |",
         "|---|---|---|---|",
     ]
     for th, h in m.hidden.items():
-        n, p, r = _pr(h, y)
+        n, p, r = _pr(h, y, ~same_key)
         lines.append(f"| {th}{' (shipped)' if abs(th - current) < 1e-9 else ''} | {n} | {p:.3f} | {r:.3f} |")
     shipped = m.hidden.get(current)
     if shipped is not None:
@@ -130,7 +132,7 @@ def report(m: Measured, current: float) -> str:
                   "|---|---|---|---|---|"]
         for part in sorted(set(parts.tolist())):
             sel = parts == part
-            n, p, r = _pr(shipped[sel], y[sel])
+            n, p, r = _pr(shipped[sel], y[sel], ~same_key[sel])
             lines.append(f"| {part} | {int(sel.sum())} | {n} | {p:.3f} | {r:.3f} |")
     return "\n".join(lines) + "\n"
 

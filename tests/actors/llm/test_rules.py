@@ -1264,6 +1264,12 @@ def test_a_fragment_does_not_hide_the_command_after_it() -> None:
     ("Browser tests use Playwright.", "browser test framework"),
     ("The worker services use Poetry for dependencies.", "worker services package manager"),
     ("Tests run on Vitest.", "test framework"),  # the category's own word only: no part
+    # without an article only a noun of a component names a part: no people, tasks or adverbs
+    ("Developers use pnpm.", "package manager"),
+    ("Linting uses ruff.", "linter"),
+    ("Tests run on GitHub Actions.", "ci provider"),
+    ("Main still uses yarn.", "package manager"),
+    ("We deployed the fix to Vercel.", "deploy target"),  # a change deployed, no part
     ("Everything runs on Heroku now.", "deploy target"),  # the whole project
 ])
 def test_a_choice_for_a_part_of_the_project_is_keyed_by_that_part(said: str, key: str) -> None:
@@ -1280,7 +1286,7 @@ def test_the_projects_own_name_is_the_whole_project_not_a_part() -> None:
     assert keys("tidewater moved to GitLab CI in March") == ["ci provider"]
     assert keys("Tidewater uses pnpm") == ["package manager"]
     assert keys("the tidewater frontend uses pnpm") == ["frontend package manager"]
-    assert keys("harbor-ops uses pnpm") == ["harbor ops package manager"]
+    assert keys("the harbor-ops service uses pnpm") == ["harbor ops service package manager"]
 
 
 @pytest.mark.parametrize("said", ["Everyone uses pnpm now", "Most folks use pnpm"])
@@ -1288,8 +1294,9 @@ def test_people_are_no_part_of_the_project(said: str) -> None:
     assert [k for k, _, neg in keyed(said) if not neg] == ["package manager"]
 
 
-def test_nobody_using_a_tool_is_no_choice_of_it() -> None:
-    assert not any(k == "package manager" and not neg for k, _, neg in keyed("nobody uses yarn anymore"))
+@pytest.mark.parametrize("said", ["nobody uses yarn anymore", "Nobody on the team uses yarn."])
+def test_nobody_using_a_tool_is_no_choice_of_it(said: str) -> None:
+    assert not any(k == "package manager" and not neg for k, _, neg in keyed(said))
     assert keyed("everybody uses yarn") == [("package manager", "yarn", False)]  # the control
 
 
@@ -1346,7 +1353,9 @@ def test_a_courtesy_and_a_verb_particle_are_no_part_of_a_setting(user: str, repl
 
 
 @pytest.mark.parametrize(("said", "key"), [
+    ("locally we run `pytest -x`", "test command"),
     ("on our laptops we just use `pytest -q -x` locally", "test command"),
+    ("To start the stack, run `docker compose up --build`.", "dev command"),  # starting is the task itself
     ("locally, lint with `pnpm lint` before pushing", "lint command"),
     ("locally just run `docker compose up`", "dev command"),  # the control: no task of its own
     ("to start it locally use `pnpm dev`", "dev command"),
@@ -1366,6 +1375,8 @@ def test_where_a_command_runs_yields_to_the_task_it_does(said: str, key: str) ->
     ("To build the project run `pnpm build`.", "build command"),
     ("to deploy, run `make deploy`", "deploy command"),
     ("for the release run `make dist`", "release command"),
+    ("Use `pnpm build` for the moment.", "build command"),  # a time
+    ("To start the dev server, run `pnpm dev`.", "dev command"),
 ])
 def test_a_command_for_a_part_of_the_project_is_keyed_by_that_part(said: str, key: str) -> None:
     """A docs build never replaces the project's build command: each part keeps its own command."""

@@ -220,6 +220,9 @@ def test_a_port_a_command_forwards_to_is_no_listener_of_the_project() -> None:
     which no sentence said the project listens on; a flag of the command's own address still does."""
     assert ports("relay the webhooks with `hookcli listen --forward-to localhost:4242/in`") == []
     assert ports("run `metricsd --target http://127.0.0.1:8125` in another tab") == []
+    # a short flag or another long flag may give the port the command serves on
+    assert [p for k, p in ports("the site runs via `php -S localhost:8010 -t public`")] == [
+        "The site listens on port 8010."]
     # the controls: the command's own port, and a port said in prose
     assert ports("`uvicorn main:app --port 8002` runs the api") == [("api port", "The API server listens on port 8002.")]
     assert ports("the api listens on 8080") == [("api port", "The API server listens on port 8080.")]
@@ -232,6 +235,9 @@ def test_what_is_done_to_a_subject_is_part_of_its_setting() -> None:
     scanned = found("Attachments are scanned by VirusTotal.")
     assert capped and scanned and capped[0][0] != scanned[0][0], (capped, scanned)
     assert found("Attachments are now capped at 40 MB.")[0][0] == capped[0][0]
+    # a verb of changing or bounding a value names no setting of its own
+    assert found("The worker concurrency is bumped to 8.")[0][0] == "worker concurrency"
+    assert found("Attachments are limited to 30 MB.")[0][0] == "attachments"
     # the control: a value that is no participle keeps the subject's key
     assert found("The session timeout is 45 minutes.")[0][0] == "session timeout"
 
@@ -242,3 +248,4 @@ def test_a_port_a_service_owns_is_qualified_by_what_it_is_for() -> None:
     ssh = ports("The build server's SSH port is 2200.")
     assert ssh == [("build ssh port", "The build server SSH listens on port 2200.")], ssh
     assert ports("The build server listens on 8800.") == [("build port", "The build server listens on port 8800.")]
+    assert [k for k, _ in ports("The staging host's admin port is 9000.")] == ["staging admin port"]  # no word twice
