@@ -23,6 +23,7 @@ from actors.llm.rules_clause import (
     lower_first,
     np_words,
     pick,
+    without_project_name,
 )
 from actors.llm.rules_procedures import BACKTICKED, CONVENTIONS, STARTS_EXE, purposes_in
 from actors.llm.rules_text import (
@@ -448,7 +449,6 @@ def _part_of_project(text: str, chosen: re.Match[str], key: str, project: str = 
     """The part of the project a choice is for, as said and without the category's own words ("e2e tests"
     and "e2e" for a test framework; "frontend" and "frontend"), or ("", ""). The project's own name
     (``project``, as said with spaces, hyphens or underscores) is the whole project."""
-    whole = {w for w in re.split(r"[\s_-]+", project.lower()) if w}
     for m in (*_PART_AFTER.finditer(text), *_PART_SUBJECT.finditer(text), *_PART_MOVED.finditer(text),
               *_PART_HOSTED.finditer(text)):
         words = m.group("np").lower().split()
@@ -456,8 +456,8 @@ def _part_of_project(text: str, chosen: re.Match[str], key: str, project: str = 
             continue  # the tool itself ("for the Vite build"), not a part
         if words[0] in _WHOLE or any(w in STOPWORDS | _NOT_PARTS for w in words):
             continue  # the whole project, a time ("in the meantime")
-        own = [w for w in m.group("np").split() if not any(same_word(w.lower(), k) for k in key.split())
-               and not (whole and set(re.split(r"[_-]+", w.lower())) <= whole)]
+        own = [w for w in without_project_name(m.group("np").split(), project)
+               if not any(same_word(w.lower(), k) for k in key.split())]
         if not own:
             continue  # the project's name, or the category's own words ("for the packages", "tests run on X"): no part
         said = m.group("np")

@@ -86,6 +86,13 @@ def cap(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
+def without_project_name(words: list[str], project: str) -> list[str]:
+    """``words`` without those that spell the project's own name ("tidewater", "tidewater-web" or "web" in project
+    ``tidewater-web``): said as a subject or a part, the name is the whole project, not a part of it."""
+    name = {w for w in re.split(r"[\s_-]+", project.lower()) if w}
+    return [w for w in words if not (name and set(re.split(r"[_-]+", w.lower())) <= name)]
+
+
 def article_free(phrase: str) -> str:
     return re.sub(r"^(?:the|our|my|a|an|this|that|we|all)\s+", "", phrase.strip(), flags=_I)
 

@@ -12,7 +12,8 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from actors.llm.rules_clause import NOT_SUBJECTS, Clause, Finding, article_free, cap, lower_first, np_words
+from actors.llm.rules_clause import (NOT_SUBJECTS, Clause, Finding, article_free, cap, lower_first, np_words,
+                                     without_project_name)
 from actors.llm.rules_facts import VERSIONED_NAME
 from actors.llm.rules_text import STOPWORDS, TECH_PATTERN
 from engine.keys import normalize_belief, normalize_key
@@ -144,13 +145,12 @@ def _command_part(said: str, purpose: str, project: str) -> str:
     """The part of the project ``said`` names a ``purpose`` command for, as said ("CLI"), or ""."""
     if purpose not in _PART_TASKS:
         return ""
-    whole = {w for w in re.split(r"[\s_-]+", project.lower()) if w}
     for pattern in _COMMAND_PART:
         m = pattern.search(said.strip())
         if m is None:
             continue
-        kept = [w for w in m.group("np").split() if not (whole and set(re.split(r"[_-]+", w.lower())) <= whole)]
-        words = [w.lower() for w in kept]  # the project's own name is the whole project ("the tidewater CLI": "CLI")
+        kept = without_project_name(m.group("np").split(), project)  # "the tidewater CLI": "CLI"
+        words = [w.lower() for w in kept]
         if not words or any(w in STOPWORDS or w in _RUN_VERBS or w in _NEVER_A_PART for w in words) \
                 or set(words) <= _WHOLE_WORDS or TECH_PATTERN.search(m.group("np")):
             continue
