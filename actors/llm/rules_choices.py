@@ -421,7 +421,7 @@ def extract_choice(c: Clause) -> Finding | None:
 # switched the frontend to X"). A noun phrase after "the" or "our", of one to three words.
 _PART_NP = r"(?:the|our)\s+(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*){0,2}?)"
 _PART_AFTER = re.compile(rf"\b(?:for|in)\s+{_PART_NP}\s*(?=$|[,.;]|\s+(?:we|i|you|they|and)\b)", _I)
-# The clause's subject before a verb of using, running or hosting ("the admin dashboard is hosted on X"); without
+# The clause's subject before a verb of using, running or hosting ("the billing console is hosted on X"); without
 # an article only a phrase that ends in a noun of a component ("unit tests use X", ``_COMPONENT``).
 _PART_SUBJECT = re.compile(
     r"^(?P<article>(?:the|our)\s+)?(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*){0,2}?)\s+"

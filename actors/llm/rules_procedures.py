@@ -120,25 +120,25 @@ def _suite(said: str) -> str:
 # docs with", "for the dashboard" closing the clause, or the clause's subject ("the bot deploys with").
 _PART_TASKS = frozenset({"build", "deploy", "release", "dev"})
 _TASK_VERB = r"(?:build|compile|deploy|ship|release|publish|start|serve|run)"
-_PART_NP = r"(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*)??)"
+_COMMAND_NP = r"(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*)??)"
 _COMMAND_PART = (
-    re.compile(rf"\b{_TASK_VERB}\s+(?:the|our)\s+{_PART_NP}(?=\s*(?:$|[,.;])|\s+(?:with|via|using|by|run|locally)\b)", _I),
-    re.compile(rf"\bfor\s+(?:the|our)\s+{_PART_NP}\s*(?:$|[,.;])", _I),
-    re.compile(rf"^\s*(?:the\s+|our\s+)?{_PART_NP}\s+(?:deploys|builds|ships|releases|starts|is\s+(?:deployed|built|released))"
+    re.compile(rf"\b{_TASK_VERB}\s+(?:the|our)\s+{_COMMAND_NP}(?=\s*(?:$|[,.;])|\s+(?:with|via|using|by|run|locally)\b)", _I),
+    re.compile(rf"\bfor\s+(?:the|our)\s+{_COMMAND_NP}\s*(?:$|[,.;])", _I),
+    re.compile(rf"^\s*(?:the\s+|our\s+)?{_COMMAND_NP}\s+(?:deploys|builds|ships|releases|starts|is\s+(?:deployed|built|released))"
                rf"\s+(?:with|via|using|by)\b", _I),
 )
-# Words that together name the whole project ("to build the project", "for the app"); with another word they
-# name a part ("the mobile app").
+# Words that together name the whole project ("to build the project", "for the codebase"); with another word
+# they name a part ("the kiosk app").
 _WHOLE_WORDS = frozenset("project projects repo repository monorepo codebase app application apps code stack site".split())
-# Words that never name a part: the task and its outputs, places and times to run it ("for the release", "the dev
-# server", "the staging env", "for the moment", "the first time").
+# Words that never name a part: the task and its outputs, places and times to run it ("for a release", "the dev
+# server", "the qa environment", "for the moment", "the first time").
 _NEVER_A_PART = frozenset("thing things everything whole entire all release releases build builds deploy deploys prod "
                           "production staging dev local changes change image images artifact artifacts bundle tests test "
                           "server env environment branch binary binaries wheel wheels crate package packages first "
                           "moment time times meantime now today week sprint rest end start".split())
 
 
-_RUN_VERBS = frozenset("run runs use call execute type try do".split())  # "for the release run `x`": no "release run"
+_RUN_VERBS = frozenset("run runs use call execute type try do".split())  # "for a release run `x`": no "release run"
 
 
 def _command_part(said: str, purpose: str, project: str) -> str:
