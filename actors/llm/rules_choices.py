@@ -86,7 +86,12 @@ _NOT_THINGS = STOPWORDS | CATEGORIES | frozenset(
 def _singular(word: str) -> str:
     if word.endswith("ies"):
         return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+    return word[:-1] if _plural(word) else word
+
+
+def _plural(word: str) -> bool:
+    """An English plural by its ending: "sessions", "queries"; not "bus", "status", "analysis", "class"."""
+    return word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
 _STORE_KINDS = _STORE_CATEGORIES | {"message queue"}
@@ -156,7 +161,7 @@ def _stored_thing(text: str, tech: re.Match[str], removal: bool = False) -> tupl
 
 def _storage_finding(thing: str, name: str, negated: bool) -> Finding:
     head = thing.lower().split()[-1]
-    plural = head.endswith("s") and not head.endswith("ss")
+    plural = _plural(head)
     verb = "are" if plural else "is"
     where = tech_display(name)
     text = f"{cap(thing)} {verb} no longer stored in {where}." if negated else f"{cap(thing)} {verb} stored in {where}."
@@ -381,6 +386,16 @@ def _purpose(text: str, category: str) -> str:
     return category
 
 
+def _stretch(text: str, at: int) -> str:
+    """The stretch of ``text`` around ``at`` between two commas (code spans may hold commas); a one-word
+    aside between commas ("we switched, finally, to pnpm") cuts nothing."""
+    cuts = [m.start() for m in re.finditer(r",\s", text) if not text[: m.start()].count("`") % 2
+            and not re.match(r",\s+\w+,\s", text[m.start():]) and not re.search(r",\s+\w+$", text[: m.start()])]
+    start = max((i + 1 for i in cuts if i < at), default=0)
+    end = min((i for i in cuts if i >= at), default=len(text))
+    return text[start:end]
+
+
 def extract_choice(c: Clause) -> Finding | None:
     techs = _techs(c.text)
     if not techs:
@@ -403,6 +418,8 @@ def extract_choice(c: Clause) -> Finding | None:
     chosen = pick(c.text, live)
     if chosen is None:
         return None
+    if not (named or swap) and not _CHOICE_VERB.search(_stretch(c.text, chosen.start()).lower()):
+        return None  # "I moved my local db to 5434, the other project's docker db took 5432": the verb is not Docker's
     name = tech_name(chosen.group(1))
     key = _purpose(rest, tech_category(name))
     kind = Kind.DECISION if (c.changed or DECISION.search(c.low)) else Kind.FACT
@@ -559,3 +576,89 @@ def extract_switch(c: Clause, replacing_only: bool = False) -> Finding | None:
     # The replaced value is named only to be retired: a memory's text never states it ("jest" is no answer
     # to "which test runner?"), and what still states it goes stale.
     return Finding(key, normalize_belief(new), Kind.DECISION, text, retires=(old,))
+
+
+# ---------------------------------------------------------------- a named thing chosen for a role
+
+# A named thing the project uses in a role the clause names, whatever the thing is (no list of tools:
+# ``extract_choice`` reads the tools it knows first): "we use the K9 board for the gateway", "we picked
+# Halyard-2 as the planner", "for the tile cache we went with `tilekit`", "Halyard-2 is our planner".
+# The role is the key ("gateway board", "planner"), so that "the planner is Halyard-2" (``extract_kv``),
+# said later with another value, replaces it. English clause structure: a subject that is the team, a
+# verb of using or choosing in the present or as a decision, the thing, then "for" or "as" and the role.
+_USER = r"(?i:we|i|the\s+team|the\s+project)"
+_USING = (r"(?i:(?:'re|'m|\s+are|\s+am)\s+(?:now\s+)?(?:using|going\s+with)|(?:'ll|\s+will)\s+(?:use|go\s+with)|"
+          r"\s+(?:now\s+)?(?:use|uses|picked|chose|went\s+with|settled\s+on|decided\s+on|standardi[sz]ed\s+on|"
+          r"rely\s+on|relies\s+on|(?P<have>have)))")
+# The thing: code, or a name whose shape is no plain word (a capital after the first letter, a digit, an
+# inner hyphen, dot or underscore), up to three such names ("Cloud Run"). After the verb a capitalised
+# word names one too, and after "use" or a choice verb a lone lowercase word ("we use nuster for the
+# cache"), never after "have" ("we have time for the demo").
+_SHAPED_WORD = r"(?:[A-Za-z][\w+]*[A-Z\d][\w.+-]*|[A-Za-z][\w+]*[-_.][\w+][\w.+-]*)"
+_NAMED_WORD = rf"(?:{_SHAPED_WORD}|[A-Z][a-z][\w+]*)"
+_THING_SAID = rf"(?:`(?P<code>[^`]+)`|(?P<name>{_NAMED_WORD}(?:\s+{_NAMED_WORD}){{0,2}})|(?P<plain>[a-z][\w+-]{{2,}}))"
+_ROLE_WORD = r"[A-Za-z][\w-]*"
+_ROLE_END = r"(?=\s*(?:$|[,.;:!(])|\s+(?i:because|since|so|and|but|now|too|also|instead|rather|which|that|over|here)\b)"
+_CHOSEN = rf"{_USER}{_USING}\s+(?i:the\s+|an?\s+)?{_THING_SAID}"
+_ROLE_AFTER = (rf"\s+(?i:for|as)\s+(?i:the\s+|our\s+|an?\s+|its\s+|their\s+)?"
+               rf"(?P<role2>{_ROLE_WORD}(?:\s+{_ROLE_WORD}){{0,2}}?){_ROLE_END}")
+_ROLE_CHOICE = (
+    # "for the tile cache we went with `tilekit`"; "for boards we have the K9 for the gateway" (a gateway board)
+    re.compile(rf"^(?i:for|as)\s+(?i:the\s+|our\s+)?(?P<role1>{_ROLE_WORD}(?:\s+{_ROLE_WORD}){{0,2}}),?\s+{_CHOSEN}"
+               rf"(?:{_ROLE_AFTER})?"),
+    # "we use the K9 board for the gateway", "we picked Halyard-2 as the planner"
+    re.compile(rf"^{_CHOSEN}(?:\s+(?P<kind>[a-z][a-z-]{{2,}}))??{_ROLE_AFTER}"),
+)
+# "Halyard-2 is our planner", "`tilekit` is the tile cache": the named thing first, by its shape only (a
+# capital opening the sentence names nothing).
+_ROLE_COPULA = re.compile(
+    rf"^(?:`(?P<code>[^`]+)`|(?P<name>{_SHAPED_WORD}))\s+(?i:is)\s+(?i:now\s+|still\s+)?(?i:our|the)\s+"
+    rf"(?P<role2>{_ROLE_WORD}(?:\s+{_ROLE_WORD}){{0,2}}?)\s*[.!]?$")
+# Words after "for" or "as" that make an idiom of time, manner or amount, not a role ("for now", "as well",
+# "for a while", "as usual", "for free"): English, whatever the project.
+_NOT_ROLES = frozenset("now today tonight while time moment meantime years months weeks days ages long good well usual "
+                       "expected always ever free real sure example instance reference context comparison fun "
+                       "reason reasons some most all both everything anything something nothing it this that them "
+                       "these those one ones us me you him her".split())
+
+
+def _role(words: str, kind: str) -> str:
+    """The key of a role as said ("the tile cache" -> "tile cache"; with the thing's kind noun, "we use
+    the K9 board for the gateway" -> "gateway board"), or "" for an idiom ("for now")."""
+    said = [w.lower() for w in words.split()]
+    if not said or said[0] in _NOT_ROLES or any(w in STOPWORDS for w in said) or said[0] in NOT_SUBJECTS:
+        return ""
+    if kind and not any(same_word(kind, w) for w in said):
+        said.append(kind)
+    for pattern, purpose in _PURPOSE_RULES:  # a purpose a known tool of the kind would be keyed by
+        if pattern.fullmatch(" ".join(said)):
+            return purpose
+    return " ".join(said)
+
+
+def extract_role(c: Clause) -> Finding | None:
+    """A named thing chosen for a role (see ``_ROLE_CHOICE``): keyed by the role, the clause as said."""
+    m = next((m for p in (*_ROLE_CHOICE, _ROLE_COPULA) if (m := p.match(c.text))), None)
+    if m is None:
+        return None
+    groups = m.groupdict()
+    thing = groups.get("code") or groups.get("name") or groups.get("plain") or ""
+    if groups.get("plain") and (groups.get("have") or thing.lower() in STOPWORDS | NOT_SUBJECTS | EVALUATIVE):
+        return None  # "we have time for the demo": a plain word after "have" names no thing
+    if not re.search(r"[A-Za-z]", thing) or TECH_PATTERN.fullmatch(thing):
+        return None  # a number is a quantity; a known tool is ``extract_choice``'s
+    words = groups.get("role2") or groups.get("role1") or ""
+    kind = groups.get("kind") or ""
+    if groups.get("role1") and groups.get("role2") and " " not in groups["role1"]:
+        kind = _singular(groups["role1"].lower())  # "for boards we have the K9 for the gateway": the gateway board
+    if kind and (groups.get("plain") or kind.lower() in STOPWORDS | _NOT_ROLES):
+        kind = ""  # "we use feature flags for ..." is no thing and its kind; "we use X now for ..."
+    if groups.get("kind") and not kind:
+        return None
+    key = _role(words, kind)
+    if not key:
+        return None
+    end = m.end("role2") if groups.get("role2") else m.end()
+    text = cap(c.text[:end].rstrip(" ,;:")) + "."
+    kind_of = Kind.DECISION if (c.changed or DECISION.search(c.low)) else Kind.FACT
+    return Finding(key, normalize_belief(thing), kind_of, text)

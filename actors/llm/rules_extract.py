@@ -21,7 +21,14 @@ from collections.abc import Callable
 
 from actors.llm import durable, removal
 from actors.llm.rules_answers import answered_fact
-from actors.llm.rules_choices import REMOVAL, extract_choice, extract_removal, extract_replacement, extract_switch
+from actors.llm.rules_choices import (
+    REMOVAL,
+    extract_choice,
+    extract_removal,
+    extract_replacement,
+    extract_role,
+    extract_switch,
+)
 from actors.llm.rules_clause import (
     ESTIMATE,
     EVALUATIVE,
@@ -567,7 +574,7 @@ def _labelled(c: Clause) -> Finding | None:
 
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_replacement, extract_command, extract_port, extract_branch, extract_env, extract_setting, extract_host,
-    extract_version, extract_removal, extract_choice, extract_location, extract_destination, extract_owner, extract_deadline,
+    extract_version, extract_removal, extract_choice, extract_role, extract_location, extract_destination, extract_owner, extract_deadline,
     _clock_time, extract_convention, extract_switch, extract_quantity, extract_kv, _labelled, _reported, _note, _document_line,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.

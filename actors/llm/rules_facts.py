@@ -660,7 +660,7 @@ _SETTING_CHANGE = re.compile(r"\b(?:switch|switched|change|changed|set)\b", _I)
 _EVENT = re.compile(r"^(?:still\s+|again\s+|kinda\s+|really\s+)?[a-z]+ing\b|"
                     r"^(?:down|broken|flaky|slow|red|green|stuck|late|back|gone|weird|annoying|off|on fire)\b", _I)
 _ATTRIBUTE_HEADS = frozenset(
-    "port version host hostname url domain endpoint command branch directory dir folder path name "
+    "port version host hostname url domain endpoint command branch directory dir folder path name id "
     "provider tool manager framework library database db region timeout limit owner deadline key "
     "variable format style language runtime target environment bucket queue registry image "
     "size interval level mode strategy schedule cron channel account team repo repository "
@@ -686,7 +686,7 @@ def _is_valuey(value: str) -> bool:
     return bool(re.search(r"[\d`/._:@]|[a-z][A-Z]", value)) or bool(TECH_PATTERN.search(value))
 
 
-_STATUS_WORD = re.compile(r"^(?:final|current|latest)\s+(?=\S)", _I)
+_STATUS_WORD = re.compile(r"^(?:final|current|latest|new)\s+(?=\S)", _I)
 
 
 _CONTRAST = re.compile(r",?(?<!\s)\s+(?:not|no longer|instead of|rather than)\s+(?:the\s+)?(`[^`]+`|[\w.:/@-]+)\s*$", _I)

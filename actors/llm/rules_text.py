@@ -45,9 +45,9 @@ _CLAUSE_SPLIT = re.compile(
 # the job is retried": the condition governs the rest) and not after a fronted phrase of two words or
 # fewer or one that opens with a preposition ("for the cache, port is 6380", "in staging, the relay is
 # on 7312": the phrase scopes what follows). A one-word subject that owns a thing is a new clause too
-# ("ana owns the exports, li owns the docs").
+# ("ana owns the exports, li owns the docs"). The value may be code (hidden as a placeholder while splitting).
 _SPLICE = re.compile(r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)"
-                     r"(?:(?:(?:the|our)\s+[\w-]+(?:\s+[\w-]+){0,2}|[\w-]+(?:\s+[\w-]+)?)\s+(?:is|are|will\s+be)\s+\w"
+                     r"(?:(?:(?:the|our)\s+[\w-]+(?:\s+[\w-]+){0,2}|[\w-]+(?:\s+[\w-]+)?)\s+(?:is|are|will\s+be)\s+[\w\x00]"
                      r"|[\w-]+\s+(?:now\s+)?(?:owns|maintains|takes\s+over|took\s+over)\s+\w))", re.I)
 _SUBORDINATE = re.compile(r"^(?:if|when|whenever|unless|once|because|since|although|though|while|whether|as long as)\b", re.I)
 _FRONTED = re.compile(r"^(?:for|in|on|at|from|with|without|unlike|like|per|after|before|during|under|inside|outside)\b", re.I)

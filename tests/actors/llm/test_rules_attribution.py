@@ -249,3 +249,18 @@ def test_a_port_a_service_owns_is_qualified_by_what_it_is_for() -> None:
     assert ssh == [("build ssh port", "The build server SSH listens on port 2200.")], ssh
     assert ports("The build server listens on 8800.") == [("build port", "The build server listens on port 8800.")]
     assert [k for k, _ in ports("The staging host's admin port is 9000.")] == ["staging admin port"]  # no word twice
+
+
+def test_a_splice_whose_value_is_code_is_two_clauses() -> None:
+    """"sqlite for local runs, db file is `var/app.db`": the second statement is read too, though its value is code."""
+    got = found("sqlite for local runs, db file is `var/app.db`")
+    assert ("db file", "The db file is `var/app.db`.") in got, got
+
+
+def test_a_tool_after_a_comma_is_not_the_object_of_the_verb_before_it() -> None:
+    """The verb of choosing must reach the tool without crossing into another comma's stretch."""
+    got = found("I moved my local db to 5434, the other repo's docker db took 5432")
+    assert all(k != "container runtime" for k, _ in got), got
+    # controls: the verb and the tool in one stretch, and a one-word aside between commas
+    assert [k for k, _ in found("we moved the api to Docker")] == ["api container runtime"]
+    assert [k for k, _ in found("we switched, finally, to pnpm")] == ["package manager"]
