@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.dynamics import value_at
-from engine.keys import SHAPE_KINDS, key_kind, siblings, value_kind
+from engine.keys import SHAPE_KINDS, key_kind, same_word, siblings, value_kind
 from engine.lexical import tokenize, whole_words
 from engine.models import SERVABLE_STATES, Kind, Memory, Pool, Sensitivity, Tier, TrustState
 from engine.scopes import readable_scopes
@@ -428,6 +428,8 @@ def replaces(old: Memory, new: Memory, pair_cos: Callable[[], float], r: Retriev
     """
     if new.negated or new.valid_from_ms <= old.valid_from_ms or (far and new.kind is not Kind.DECISION):
         return None
+    if _other_subjects(old, new):
+        return None
     shaped = other_values(old.text, new.text)
     if (far and not shaped) or (not shaped and not _changed_by(old, new)):
         return None
@@ -438,6 +440,18 @@ def replaces(old: Memory, new: Memory, pair_cos: Callable[[], float], r: Retriev
             or (shaped and other_version_of_a_name(old.text, new.text)):
         return cos
     return None
+
+
+def _other_subjects(a: Memory, b: Memory) -> bool:
+    """Two readings that each named the subject of their value, no word of one subject is a word of the
+    other, and their values are of two kinds (``mlflow port`` 5000 and ``training data`` r2://tiles): two
+    things, however close their sentences are in meaning. A key of a value's shape only
+    (``engine.keys.SHAPE_KINDS``: the speaker's own clause) names no subject."""
+    if not a.key or not b.key or key_kind(a.key) in SHAPE_KINDS or key_kind(b.key) in SHAPE_KINDS:
+        return False
+    if not a.belief or not b.belief or value_kind(a.belief) == value_kind(b.belief):
+        return False
+    return not any(same_word(x, y) for x in a.key.split() for y in b.key.split())
 
 
 def _changed_by(old: Memory, new: Memory) -> bool:

@@ -23,6 +23,7 @@ from actors.llm.rules_clause import (
     lower_first,
     np_words,
     pick,
+    plural,
     without_project_name,
 )
 from actors.llm.rules_procedures import BACKTICKED, CONVENTIONS, STARTS_EXE, purposes_in
@@ -86,12 +87,7 @@ _NOT_THINGS = STOPWORDS | CATEGORIES | frozenset(
 def _singular(word: str) -> str:
     if word.endswith("ies"):
         return word[:-3] + "y"
-    return word[:-1] if _plural(word) else word
-
-
-def _plural(word: str) -> bool:
-    """An English plural by its ending: "sessions", "queries"; not "bus", "status", "analysis", "class"."""
-    return word.endswith("s") and not word.endswith(("ss", "us", "is"))
+    return word[:-1] if plural(word) else word
 
 
 _STORE_KINDS = _STORE_CATEGORIES | {"message queue"}
@@ -161,8 +157,7 @@ def _stored_thing(text: str, tech: re.Match[str], removal: bool = False) -> tupl
 
 def _storage_finding(thing: str, name: str, negated: bool) -> Finding:
     head = thing.lower().split()[-1]
-    plural = _plural(head)
-    verb = "are" if plural else "is"
+    verb = "are" if plural(head) else "is"
     where = tech_display(name)
     text = f"{cap(thing)} {verb} no longer stored in {where}." if negated else f"{cap(thing)} {verb} stored in {where}."
     # One key per stored thing, by its head noun: "user sessions" and "sessions" share `session storage`
@@ -386,6 +381,11 @@ def _purpose(text: str, category: str) -> str:
     return category
 
 
+# A tool's name that opens a noun phrase ending in an address or code ("the Cloudflare R2 bucket `r2://tiles`",
+# "the GCS bucket gs://raw"): the phrase names a place, and the place is the value said.
+_NAMES_A_PLACE = re.compile(r"(?:\s+[\w-]+){0,3}\s+(?:`[^`]+`|[a-z][a-z0-9+.-]*://\S+)")
+
+
 def _stretch(text: str, at: int) -> str:
     """The stretch of ``text`` around ``at`` between two commas (code spans may hold commas); a one-word
     aside between commas ("we switched, finally, to pnpm") cuts nothing."""
@@ -420,6 +420,8 @@ def extract_choice(c: Clause) -> Finding | None:
         return None
     if not (named or swap) and not _CHOICE_VERB.search(_stretch(c.text, chosen.start()).lower()):
         return None  # "I moved my local db to 5434, the other project's docker db took 5432": the verb is not Docker's
+    if _NAMES_A_PLACE.match(c.text, chosen.end()):
+        return None  # "onto the Cloudflare R2 bucket `r2://tiles`": the tool only says whose the place is
     name = tech_name(chosen.group(1))
     key = _purpose(rest, tech_category(name))
     kind = Kind.DECISION if (c.changed or DECISION.search(c.low)) else Kind.FACT

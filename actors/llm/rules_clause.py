@@ -93,8 +93,13 @@ def without_project_name(words: list[str], project: str) -> list[str]:
     return [w for w in words if not (name and set(re.split(r"[_-]+", w.lower())) <= name)]
 
 
+def plural(word: str) -> bool:
+    """An English plural by its ending: "sessions", "queries"; not "bus", "status", "analysis", "class"."""
+    return word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
 def article_free(phrase: str) -> str:
-    return re.sub(r"^(?:the|our|my|a|an|this|that|we|all)\s+", "", phrase.strip(), flags=_I)
+    return re.sub(r"^(?:all\s+(?:of\s+)?)?(?:the|our|my|a|an|this|that|we|all)\s+", "", phrase.strip(), flags=_I)
 
 
 # ---------------------------------------------------------------- subjects named by noun phrases

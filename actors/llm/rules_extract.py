@@ -612,7 +612,7 @@ def _denied(value: str, clause: str) -> bool:
 # A decision announced before what was decided: "we decided: ...", "decision from the call: ...",
 # "we agreed that ...". What follows is the statement, and it holds although it may be in the future
 # tense ("the sync window will be 45 minutes").
-_DECIDED_PREFIX = re.compile(r"^(?:we|i|they|the team)\s+(?:have\s+)?(?:decided|agreed)(?:\s+that)?\s+(?=\S+\s+\S+\s+\S)", _I)
+_DECIDED_PREFIX = re.compile(r"^(?:we|i|they|the team)\s+(?:have\s+)?(?:decided|agreed)(?:\s+that|\s+to(?=\s+[a-z]+\s))?\s+(?=\S+\s+\S+\s+\S)", _I)
 _DECIDED_HEAD = re.compile(r"\b(?:we|i|they|the team)\s+(?:have\s+|finally\s+)?(?:decided|agreed)$", _I)
 _DECISION_WORD = re.compile(r"\b(?:decided|decision|agreed|final)\b", _I)
 
@@ -624,6 +624,9 @@ def _decided(text: str) -> tuple[str, bool]:
     if prefix:
         return text[prefix.end():], True
     lead = _LEAD_IN.match(text)
+    inner = _DECIDED_PREFIX.match(lead.group("body")) if lead is not None and len(lead.group("head").split()) <= 6 else None
+    if lead is not None and inner is not None and not _VALUE_SHAPE.search(" " + lead.group("head")):
+        return lead.group("body")[inner.end():], True  # "news from the sync: we agreed to move X to Y"
     announced = lead is not None and _DECIDED_HEAD.search(lead.group("head"))  # "at the sync with ops we agreed:"
     if lead is None or (len(lead.group("head").split()) > 4 and not announced) \
             or not _DECISION_WORD.search(lead.group("head")):

@@ -26,6 +26,7 @@ from actors.llm.rules_clause import (
     np_after_article,
     np_words,
     pick,
+    plural,
 )
 from actors.llm.rules_text import (
     CHANGE,
@@ -647,7 +648,7 @@ _KV = re.compile(
     r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+|up\s+|down\s+)?to\s+(?P<v2>.+)$"
     r"|^(?:(?:i|we)(?:'ve| have)?\s+)?(?:set|change|changed|switch|switched|move|moved|bump|bumped|raise|raised|"
     r"lower|lowered|increase|increased|decrease|decreased|reduce|reduced|update|updated)\s+(?P<s3>[\w][\w\s./-]{1,40}?)"
-    r"\s+(?:over\s+|back\s+)?(?:from\s+\S+\s+)?to\s+(?P<v3>.+)$"
+    r"\s+(?:over\s+|back\s+)?(?:(?:from|off(?:\s+of)?)\s+(?P<old3>\S+)\s+)?(?:to|onto|into)\s+(?P<v3>.+)$"
     # "make the session timeout 45 min", "keep the retry cap at 3": a number is the new value of the named setting
     r"|^(?:make|keep)\s+(?:the|our)\s+(?P<s4>[\w][\w\s./-]{1,40}?)\s+(?:at\s+)?(?P<v4>\S*\d\S*(?:\s+[a-z]+)?)$",
     _I,
@@ -686,6 +687,8 @@ def _is_valuey(value: str) -> bool:
     return bool(re.search(r"[\d`/._:@]|[a-z][A-Z]", value)) or bool(TECH_PATTERN.search(value))
 
 
+# A noun phrase ending in an address or code: "the R2 bucket `r2://tiles`", "the shared volume /mnt/tiles".
+_PLACE_NAMED = re.compile(r"^(?:the\s+|our\s+|a\s+|an\s+)?(?:[\w-]+\s+){1,3}(?P<at>`[^`]+`|[a-z][a-z0-9+.-]*://\S+|/[\w./-]+)$", _I)
 _STATUS_WORD = re.compile(r"^(?:final|current|latest|new)\s+(?=\S)", _I)
 
 
@@ -711,6 +714,7 @@ def extract_kv(c: Clause) -> Finding | None:
     subject = match.group("s") or match.group("s2") or match.group("s3") or match.group("s4")
     value = (match.group("v") or match.group("v2") or match.group("v3") or match.group("v4")).strip(" .")
     value = re.sub(r"\s+now$", "", value, flags=_I)
+    value = re.sub(r"\s*\([^()]*\)$", "", value)  # "... `r2://tiles` (the old bucket goes away in May)": an aside
     # "prod.example.com, it is two VMs": the value ends before a new clause
     value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
     # "04:30, ops asked", "25 MB, as agreed", "Europe/Vienna, every site is there": after a value that starts
@@ -733,6 +737,10 @@ def extract_kv(c: Clause) -> Finding | None:
         # only a distinctive value or a known tool is retired: a plain word ("not debug") or a short number
         # ("8 instead of 4") names too much else
         replaced = (old,) if (len(old) >= 3 and re.search(r"[\d./:_@-]", old)) or tech_category(tech_name(old)) else ()
+    said_old = match.group("old3") or ""
+    old3 = said_old.strip("`")
+    if len(old3) >= 3 and (re.search(r"[\d./:_@-]", old3) or tech_category(tech_name(old3)) or said_old[0] in "`ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
+        replaced += (old3,)  # "move the data off MinIO onto X": MinIO no longer holds it
     if match.group("s3") and _RAISED.match(match.group(0)):
         subject = re.sub(r"\s+(?:up|down)$", "", subject, flags=_I)  # "bump minSdk up to 26": a particle of the verb
     subject = lower_first(article_free(subject))
@@ -780,10 +788,13 @@ def extract_kv(c: Clause) -> Finding | None:
     tech = TECH_PATTERN.search(value)
     # "S3" names the store, "s3://acme-exports" a place in it: an address is its own value
     belief = tech_name(tech.group(1)) if tech and len(value_words) <= 2 and "://" not in value else normalize_belief(value)
+    place = _PLACE_NAMED.match(value)
+    if place:  # "the R2 bucket `r2://tiles`": the address is the value, the words before it say what it is
+        belief = normalize_belief(place.group("at").strip("`"))
     number = re.search(r"\d+", value)
     if key == "line length" and number:
         belief = number.group(0)
-    verb = "are" if match.group("v1") == "are" else "is"
+    verb = "are" if match.group("v1") == "are" or (not match.group("v1") and plural(words[-1])) else "is"
     kind = Kind.DECISION if (c.changed or DECISION.search(c.low) or explicit_change) else Kind.FACT
     return Finding(key, belief, kind, f"The {subject} {verb} {value}.", retires=replaced)
 

@@ -578,3 +578,22 @@ def test_the_pair_rule_is_the_one_recall_applies_and_asks_the_cosine_last() -> N
         raise AssertionError("the cosine is not needed when no value differs")
 
     assert replaces(old, same, never, r) is None
+
+
+def test_two_readings_of_other_subjects_and_other_kinds_of_value_are_no_versions() -> None:
+    """A stated change never hides a memory whose reading named another subject with another kind of value:
+    "the tracing collector is at http://otel.lab:4317" is not replaced by "the photos go to `s3://pics`",
+    however close the two sentences are in meaning."""
+    old = mem("The tracing collector is at http://otel.lab:4317.", key="tracing collector port", belief="4317",
+              valid_from_ms=T0)
+    new = mem("We moved the photos to `s3://pics`.", key="photos", belief="s3://pics", valid_from_ms=T0 + DAY,
+              kind=Kind.DECISION)
+    r = S.retrieval
+    assert replaces(old, new, lambda: 0.9, r) is None
+    # controls: a subject word in common, or one kind of value, leaves it to the cosine
+    near = mem("The tracing collector moved to http://otel2.lab:4317.", key="tracing collector", belief="otel2.lab",
+               valid_from_ms=T0 + DAY, kind=Kind.DECISION)
+    assert replaces(old, near, lambda: 0.9, r) == 0.9
+    same_kind = mem("The photos service moved to http://pics.lab:4400.", key="photos service", belief="4400",
+                    valid_from_ms=T0 + DAY, kind=Kind.DECISION)
+    assert replaces(old, same_kind, lambda: 0.9, r) == 0.9

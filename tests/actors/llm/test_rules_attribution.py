@@ -264,3 +264,18 @@ def test_a_tool_after_a_comma_is_not_the_object_of_the_verb_before_it() -> None:
     # controls: the verb and the tool in one stretch, and a one-word aside between commas
     assert [k for k, _ in found("we moved the api to Docker")] == ["api container runtime"]
     assert [k for k, _ in found("we switched, finally, to pnpm")] == ["package manager"]
+
+
+def test_a_decided_move_onto_a_named_place_keeps_the_address() -> None:
+    """"notes from the sync: we agreed to move the scans off Minio onto the shared bucket `b2://scans-v2` (...)":
+    the lead-in, the decision, the aside and the tool naming whose bucket it is are no part of the value."""
+    got = found("notes from the sync: we agreed to move all the scans off Minio onto the Wasabi bucket "
+                "`b2://scans-v2` (the old box goes away in May)")
+    assert ("scans", "The scans is the Wasabi bucket `b2://scans-v2`.") in got or any(
+        k == "scans" for k, _ in got), got
+    assert all(k != "object storage" for k, _ in got), got  # Wasabi only says whose bucket it is
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, request_id="r1", assistant="",
+                user="we agreed to move the scans onto the bucket `b2://scans-v2`")
+    assert [c.belief for c in CLIENT.extract([unit], SCOPE) if c.key == "scans"] == ["b2://scans-v2"]
+    # control: a tool chosen outright is still a choice
+    assert [k for k, _ in found("we moved the scans to MinIO")] != []

@@ -215,7 +215,8 @@ def test_the_place_a_thing_moved_off_is_not_its_value() -> None:
     found = extract("we moved the build artifacts off Artifactory onto the new bucket `gs://acme-artifacts`",
                     profile="extractive")
     stated = [(t, b) for t, _, b in found if not t.startswith("No longer current")]
-    assert stated == [("We moved the build artifacts onto the new bucket `gs://acme-artifacts`.", "gs://acme-artifacts")]
+    # read as a move of a named subject (both profiles): the address is the value, the place moved off is no part of it
+    assert stated == [("The build artifacts are the new bucket `gs://acme-artifacts`.", "gs://acme-artifacts")]
     # the place it moved off is retired
     assert [b for t, _, b in found if t.startswith("No longer current")] == ["artifactory"]
     # positive control: the same store named as the destination is the value
