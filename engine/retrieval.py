@@ -445,8 +445,9 @@ def replaces(old: Memory, new: Memory, pair_cos: Callable[[], float], r: Retriev
 def _other_subjects(a: Memory, b: Memory) -> bool:
     """Two readings that each named the subject of their value, no word of one subject is a word of the
     other, and their values are of two kinds (``mlflow port`` 5000 and ``training data`` r2://tiles): two
-    things, however close their sentences are in meaning. A key of a value's shape only
-    (``engine.keys.SHAPE_KINDS``: the speaker's own clause) names no subject."""
+    things, however close their sentences are in meaning. A key whose last word is a kind of value
+    (``engine.keys.SHAPE_KINDS``: the speaker's own clause, ``release day``, ``staging host``) is left to the rest
+    of the rule."""
     if not a.key or not b.key or key_kind(a.key) in SHAPE_KINDS or key_kind(b.key) in SHAPE_KINDS:
         return False
     if not a.belief or not b.belief or value_kind(a.belief) == value_kind(b.belief):

@@ -140,7 +140,8 @@ def _stored_thing(text: str, tech: re.Match[str], removal: bool = False) -> tupl
     if active:
         candidates.append((_thing_phrase(active.group("t")), False))
     later = _STORE_AFTER.match(after)
-    if later:
+    if later and (later.group("t") or tech_category(tech_name(tech.group(1))) != "message queue"):
+        # "Redis for sessions" stores sessions; "Kafka for the event bus" names what the queue is, it stores no bus
         candidates.append((_thing_phrase(later.group("t") or later.group("t2")), False))
     if removal:
         gone = _REMOVED_FROM.search(after)
@@ -382,15 +383,19 @@ def _purpose(text: str, category: str) -> str:
 
 
 # A tool's name that opens a noun phrase ending in an address or code ("the Cloudflare R2 bucket `r2://tiles`",
-# "the GCS bucket gs://raw"): the phrase names a place, and the place is the value said.
-_NAMES_A_PLACE = re.compile(r"(?:\s+[\w-]+){0,3}\s+(?:`[^`]+`|[a-z][a-z0-9+.-]*://\S+)")
+# "the GCS bucket gs://raw"): the phrase names a place, and the place is the value said. Only nouns stand
+# between ("we use Postgres for `orders`", "Redis with `maxmemory` set" are choices).
+_NAMES_A_PLACE = re.compile(r"(?:\s+(?!(?:for|with|to|in|into|on|onto|at|of|from|by|as|and|or|set|is|are|was)\b)[\w-]+){1,3}"
+                            r"\s+(?:`[^`\s]+`|[a-z][a-z0-9+.-]*://\S+)", re.I)
+
+
+_NEW_SUBJECT = re.compile(r",\s+(?=(?:the|a|an|our|my|their|his|her|its|we|i|they|he|she|it|you)\b)", re.I)
 
 
 def _stretch(text: str, at: int) -> str:
-    """The stretch of ``text`` around ``at`` between two commas (code spans may hold commas); a one-word
-    aside between commas ("we switched, finally, to pnpm") cuts nothing."""
-    cuts = [m.start() for m in re.finditer(r",\s", text) if not text[: m.start()].count("`") % 2
-            and not re.match(r",\s+\w+,\s", text[m.start():]) and not re.search(r",\s+\w+$", text[: m.start()])]
+    """The stretch of ``text`` around ``at`` between two commas that each open a clause with a subject of its
+    own (code spans may hold commas): an aside ("we migrated, as planned, to X") cuts nothing."""
+    cuts = [m.start() for m in _NEW_SUBJECT.finditer(text) if not text[: m.start()].count("`") % 2]
     start = max((i + 1 for i in cuts if i < at), default=0)
     end = min((i for i in cuts if i >= at), default=len(text))
     return text[start:end]
@@ -593,66 +598,84 @@ _USING = (r"(?i:(?:'re|'m|\s+are|\s+am)\s+(?:now\s+)?(?:using|going\s+with)|(?:'
           r"\s+(?:now\s+)?(?:use|uses|picked|chose|went\s+with|settled\s+on|decided\s+on|standardi[sz]ed\s+on|"
           r"rely\s+on|relies\s+on|(?P<have>have)))")
 # The thing: code, or a name whose shape is no plain word (a capital after the first letter, a digit, an
-# inner hyphen, dot or underscore), up to three such names ("Cloud Run"). After the verb a capitalised
-# word names one too, and after "use" or a choice verb a lone lowercase word ("we use nuster for the
-# cache"), never after "have" ("we have time for the demo").
-_SHAPED_WORD = r"(?:[A-Za-z][\w+]*[A-Z\d][\w.+-]*|[A-Za-z][\w+]*[-_.][\w+][\w.+-]*)"
-_NAMED_WORD = rf"(?:{_SHAPED_WORD}|[A-Z][a-z][\w+]*)"
-_THING_SAID = rf"(?:`(?P<code>[^`]+)`|(?P<name>{_NAMED_WORD}(?:\s+{_NAMED_WORD}){{0,2}})|(?P<plain>[a-z][\w+-]{{2,}}))"
+# inner hyphen, dot or underscore), up to three such names ("Cloud Run"). After a verb of using or choosing
+# a capitalised word names one too, and a lone lowercase word ("we use nuster for the cache"); after "have"
+# only a shape or code does ("we have time for the demo", "we have Monday for the release": no thing).
+# Atomic groups: a long run of letters and digits is matched once, never re-split.
+_SHAPED_WORD = r"(?>[A-Za-z][\w+]*[A-Z\d][\w.+-]*|[A-Za-z][\w+]*[-_.][\w+][\w.+-]*)"
+_NAMED_WORD = rf"(?>{_SHAPED_WORD}|[A-Z][a-z][\w+]*)"
+_THING_SAID = rf"(?:`(?P<code>[^`\s]+)`|(?P<name>{_NAMED_WORD}(?:\s+{_NAMED_WORD}){{0,2}})|(?P<plain>[a-z][\w+-]{{2,}}))"
 _ROLE_WORD = r"[A-Za-z][\w-]*"
-_ROLE_END = r"(?=\s*(?:$|[,.;:!(])|\s+(?i:because|since|so|and|but|now|too|also|instead|rather|which|that|over|here)\b)"
+# A role ends the clause, or a word of time, reason or discourse ends it ("as the planner last sprint").
+_ROLE_END = (r"(?=\s*(?:$|[,.;:!(])|\s+(?i:because|since|so|and|but|now|too|also|instead|rather|which|that|over|here|"
+             r"there|then|until|again|anyway|though|initially|originally|today|tomorrow|yesterday|last|next|this|"
+             r"lol|btw|for|from|in|on|at|by|with|without)\b)")
 _CHOSEN = rf"{_USER}{_USING}\s+(?i:the\s+|an?\s+)?{_THING_SAID}"
 _ROLE_AFTER = (rf"\s+(?i:for|as)\s+(?i:the\s+|our\s+|an?\s+|its\s+|their\s+)?"
-               rf"(?P<role2>{_ROLE_WORD}(?:\s+{_ROLE_WORD}){{0,2}}?){_ROLE_END}")
+               rf"(?P<role2>{_ROLE_WORD}(?:\s+{_ROLE_WORD})??){_ROLE_END}")
 _ROLE_CHOICE = (
-    # "for the tile cache we went with `tilekit`"; "for boards we have the K9 for the gateway" (a gateway board)
-    re.compile(rf"^(?i:for|as)\s+(?i:the\s+|our\s+)?(?P<role1>{_ROLE_WORD}(?:\s+{_ROLE_WORD}){{0,2}}),?\s+{_CHOSEN}"
+    # "for the tile cache we went with `tilekit`" (the role after an article: "for starters we ..." names
+    # none); "for boards we have the K9 for the gateway" (a gateway board: a fronted word is the kind)
+    re.compile(rf"^(?i:for|as)\s+(?P<article>(?i:the|our)\s+)?(?P<role1>{_ROLE_WORD}(?:\s+{_ROLE_WORD})?),?\s+{_CHOSEN}"
                rf"(?:{_ROLE_AFTER})?"),
     # "we use the K9 board for the gateway", "we picked Halyard-2 as the planner"
     re.compile(rf"^{_CHOSEN}(?:\s+(?P<kind>[a-z][a-z-]{{2,}}))??{_ROLE_AFTER}"),
 )
-# "Halyard-2 is our planner", "`tilekit` is the tile cache": the named thing first, by its shape only (a
-# capital opening the sentence names nothing).
+# "Halyard-2 is our planner": the named thing first, by its shape only (a capital opening the sentence names
+# nothing), and "our" ("PR-42 is the culprit" says what went wrong, not what the project uses).
 _ROLE_COPULA = re.compile(
-    rf"^(?:`(?P<code>[^`]+)`|(?P<name>{_SHAPED_WORD}))\s+(?i:is)\s+(?i:now\s+|still\s+)?(?i:our|the)\s+"
-    rf"(?P<role2>{_ROLE_WORD}(?:\s+{_ROLE_WORD}){{0,2}}?)\s*[.!]?$")
-# Words after "for" or "as" that make an idiom of time, manner or amount, not a role ("for now", "as well",
-# "for a while", "as usual", "for free"): English, whatever the project.
+    rf"^(?:`(?P<code>[^`\s]+)`|(?P<name>{_SHAPED_WORD}))\s+(?i:is)\s+(?i:now\s+|still\s+)?(?i:our)\s+"
+    rf"(?P<role2>{_ROLE_WORD}(?:\s+{_ROLE_WORD})?)\s*[.!]?$")
+# "the loader uses LOADING_WH", "our exporter now runs on `k3s-edge`": a part named as the subject, the
+# thing it uses closing the clause (a name by its shape or code: "the app uses a lot of memory" names none).
+_ROLE_SUBJECT = re.compile(
+    rf"^(?i:the|our)\s+(?P<role2>{_ROLE_WORD}(?:\s+{_ROLE_WORD})??)\s+(?i:now\s+)?"
+    rf"(?i:uses|runs\s+on|relies\s+on|is\s+built\s+with)\s+(?i:the\s+)?(?:`(?P<code>[^`\s]+)`|(?P<name>{_SHAPED_WORD}))\s*[.!]?$")
+# Words after "for" or "as" that make an idiom of time, manner, amount or reason, not a role ("for now", "as
+# well", "for a while", "as usual", "as needed", "for free"): English, whatever the project.
 _NOT_ROLES = frozenset("now today tonight while time moment meantime years months weeks days ages long good well usual "
                        "expected always ever free real sure example instance reference context comparison fun "
                        "reason reasons some most all both everything anything something nothing it this that them "
-                       "these those one ones us me you him her".split())
+                       "these those one ones us me you him her needed necessary required planned discussed agreed "
+                       "mentioned said promised starters whatever legacy perf performance default".split())
 
 
 def _role(words: str, kind: str) -> str:
     """The key of a role as said ("the tile cache" -> "tile cache"; with the thing's kind noun, "we use
-    the K9 board for the gateway" -> "gateway board"), or "" for an idiom ("for now")."""
+    the K9 board for the gateway" -> "gateway board"), or "" for an idiom ("for now"). The role's own words
+    are the key: a role that sounds like a tool's category ("for the tests") may be filled by no tool at
+    all ("we use mocks for the tests"), so it never takes the key of the tools that fill it."""
     said = [w.lower() for w in words.split()]
-    if not said or said[0] in _NOT_ROLES or any(w in STOPWORDS for w in said) or said[0] in NOT_SUBJECTS:
+    if not said or said[0] in _NOT_ROLES or any(w in STOPWORDS | _NOT_ROLES for w in said) or said[0] in NOT_SUBJECTS:
         return ""
     if kind and not any(same_word(kind, w) for w in said):
-        said.append(kind)
-    for pattern, purpose in _PURPOSE_RULES:  # a purpose a known tool of the kind would be keyed by
-        if pattern.fullmatch(" ".join(said)):
-            return purpose
-    return " ".join(said)
+        said = [_singular(w) for w in said] + [kind]  # "K9 boards for the gateways": the gateway board
+    return " ".join(_singular(w) if n == len(said) - 1 else w for n, w in enumerate(said))
 
 
 def extract_role(c: Clause) -> Finding | None:
     """A named thing chosen for a role (see ``_ROLE_CHOICE``): keyed by the role, the clause as said."""
-    m = next((m for p in (*_ROLE_CHOICE, _ROLE_COPULA) if (m := p.match(c.text))), None)
+    m = next((m for p in (*_ROLE_CHOICE, _ROLE_COPULA, _ROLE_SUBJECT) if (m := p.match(c.text))), None)
     if m is None:
         return None
     groups = m.groupdict()
     thing = groups.get("code") or groups.get("name") or groups.get("plain") or ""
-    if groups.get("plain") and (groups.get("have") or thing.lower() in STOPWORDS | NOT_SUBJECTS | EVALUATIVE):
-        return None  # "we have time for the demo": a plain word after "have" names no thing
+    if groups.get("have") and not (groups.get("code") or re.fullmatch(_SHAPED_WORD, thing)):
+        return None  # "we have time for the demo", "we have Bob for the backend": no thing by its shape
+    if groups.get("plain") and thing.lower() in STOPWORDS | NOT_SUBJECTS | EVALUATIVE:
+        return None
     if not re.search(r"[A-Za-z]", thing) or TECH_PATTERN.fullmatch(thing):
         return None  # a number is a quantity; a known tool is ``extract_choice``'s
     words = groups.get("role2") or groups.get("role1") or ""
     kind = groups.get("kind") or ""
-    if groups.get("role1") and groups.get("role2") and " " not in groups["role1"]:
+    if groups.get("role1") and groups.get("role2"):
+        if " " in groups["role1"]:
+            return None  # two roles said, neither one word to read as the thing's kind
         kind = _singular(groups["role1"].lower())  # "for boards we have the K9 for the gateway": the gateway board
+    elif groups.get("role1") and not groups.get("article"):
+        return None  # "for starters we use X", "as discussed, we went with X": a fronted phrase without an article
+    if kind:
+        kind = _singular(kind.lower())
     if kind and (groups.get("plain") or kind.lower() in STOPWORDS | _NOT_ROLES):
         kind = ""  # "we use feature flags for ..." is no thing and its kind; "we use X now for ..."
     if groups.get("kind") and not kind:
@@ -660,7 +683,6 @@ def extract_role(c: Clause) -> Finding | None:
     key = _role(words, kind)
     if not key:
         return None
-    end = m.end("role2") if groups.get("role2") else m.end()
-    text = cap(c.text[:end].rstrip(" ,;:")) + "."
+    text = cap(c.text[: m.end()].rstrip(" ,;:.!")) + "."
     kind_of = Kind.DECISION if (c.changed or DECISION.search(c.low)) else Kind.FACT
     return Finding(key, normalize_belief(thing), kind_of, text)

@@ -648,7 +648,7 @@ _KV = re.compile(
     r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+|up\s+|down\s+)?to\s+(?P<v2>.+)$"
     r"|^(?:(?:i|we)(?:'ve| have)?\s+)?(?:set|change|changed|switch|switched|move|moved|bump|bumped|raise|raised|"
     r"lower|lowered|increase|increased|decrease|decreased|reduce|reduced|update|updated)\s+(?P<s3>[\w][\w\s./-]{1,40}?)"
-    r"\s+(?:over\s+|back\s+)?(?:(?:from|off(?:\s+of)?)\s+(?P<old3>\S+)\s+)?(?:to|onto|into)\s+(?P<v3>.+)$"
+    r"\s+(?:over\s+|back\s+)?(?:(?:from|off(?:\s+of)?)\s+(?P<old3>\S+)\s+)?(?:to|(?P<into>onto|into))\s+(?P<v3>.+)$"
     # "make the session timeout 45 min", "keep the retry cap at 3": a number is the new value of the named setting
     r"|^(?:make|keep)\s+(?:the|our)\s+(?P<s4>[\w][\w\s./-]{1,40}?)\s+(?:at\s+)?(?P<v4>\S*\d\S*(?:\s+[a-z]+)?)$",
     _I,
@@ -687,8 +687,16 @@ def _is_valuey(value: str) -> bool:
     return bool(re.search(r"[\d`/._:@]|[a-z][A-Z]", value)) or bool(TECH_PATTERN.search(value))
 
 
-# A noun phrase ending in an address or code: "the R2 bucket `r2://tiles`", "the shared volume /mnt/tiles".
-_PLACE_NAMED = re.compile(r"^(?:the\s+|our\s+|a\s+|an\s+)?(?:[\w-]+\s+){1,3}(?P<at>`[^`]+`|[a-z][a-z0-9+.-]*://\S+|/[\w./-]+)$", _I)
+# A noun phrase ending in an address or code: "the R2 bucket `r2://tiles`", "the shared volume /mnt/tiles"
+# (an article, then words that are no number and no preposition: "30 seconds in `config.yaml`" is no place).
+_PLACE_NAMED = re.compile(r"^(?:the|our|a|an)\s+(?:(?!(?:in|on|at|of|to|from|for|with|by|into)\b)[A-Za-z][\w-]*\s+){1,3}"
+                          r"(?P<at>`[^`]+`|[a-z][a-z0-9+.-]*://\S+|/[\w./-]+)$", _I)
+# A relative clause closing a subject ("the relay that drives the pump"): no part of the key.
+_RELATIVE = re.compile(r"\s+(?:that|which|who)\s+", _I)
+_CALLED = re.compile(r"^(?:called|named)\s+", _I)
+# "on" and a value with a shape: a pin, a branch in code, a host ("on GPIO 17", "on `gh-pages`", "on db-2.lan").
+_ON_SHAPED = re.compile(r"^on\s+(?P<v>`[^`]+`|(?:[A-Za-z]+\s+)?[\w.-]*\d[\w.-]*|[\w-]+\.[\w.-]+)$")
+_VALUE_LIKE = re.compile(r"`|\d|://|[\w-]\.[a-z]|/\w")
 _STATUS_WORD = re.compile(r"^(?:final|current|latest|new)\s+(?=\S)", _I)
 
 
@@ -737,13 +745,21 @@ def extract_kv(c: Clause) -> Finding | None:
         # only a distinctive value or a known tool is retired: a plain word ("not debug") or a short number
         # ("8 instead of 4") names too much else
         replaced = (old,) if (len(old) >= 3 and re.search(r"[\d./:_@-]", old)) or tech_category(tech_name(old)) else ()
-    said_old = match.group("old3") or ""
-    old3 = said_old.strip("`")
-    if len(old3) >= 3 and (re.search(r"[\d./:_@-]", old3) or tech_category(tech_name(old3)) or said_old[0] in "`ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
-        replaced += (old3,)  # "move the data off MinIO onto X": MinIO no longer holds it
+    old3 = (match.group("old3") or "").strip("`")
+    if len(old3) >= 3 and re.search(r"[\d./:_@-]", old3):
+        # "move the dumps off `nas-2.lan` onto X": a distinctive place no longer holds them. A tool's name
+        # ("off MinIO") is not retired: the removal would reach every other use of the tool.
+        replaced += (old3,)
     if match.group("s3") and _RAISED.match(match.group(0)):
         subject = re.sub(r"\s+(?:up|down)$", "", subject, flags=_I)  # "bump minSdk up to 26": a particle of the verb
     subject = lower_first(article_free(subject))
+    relative = _RELATIVE.split(subject, maxsplit=1)
+    said_subject = subject  # "the relay that drives the pump is on GPIO 5": the key is the relay's
+    subject = relative[0]
+    value = _CALLED.sub("", value)  # "the rig is called hil-01": the name is the value
+    on = _ON_SHAPED.match(value)
+    if on:  # "the relay is on GPIO 5", "the docs are on `gh-pages`": a place with a shape, not "on fire"
+        value = on.group("v")
     words = subject.lower().split()
     if not words or words[0] in NOT_SUBJECTS or len(words) > 5 or not value:
         return None
@@ -789,6 +805,8 @@ def extract_kv(c: Clause) -> Finding | None:
     # "S3" names the store, "s3://acme-exports" a place in it: an address is its own value
     belief = tech_name(tech.group(1)) if tech and len(value_words) <= 2 and "://" not in value else normalize_belief(value)
     place = _PLACE_NAMED.match(value)
+    if match.group("into") and not place and not _VALUE_LIKE.search(value):
+        return None  # "we moved the cron into the worker process": into a part of the code, no setting's value
     if place:  # "the R2 bucket `r2://tiles`": the address is the value, the words before it say what it is
         belief = normalize_belief(place.group("at").strip("`"))
     number = re.search(r"\d+", value)
@@ -796,7 +814,10 @@ def extract_kv(c: Clause) -> Finding | None:
         belief = number.group(0)
     verb = "are" if match.group("v1") == "are" or (not match.group("v1") and plural(words[-1])) else "is"
     kind = Kind.DECISION if (c.changed or DECISION.search(c.low) or explicit_change) else Kind.FACT
-    return Finding(key, belief, kind, f"The {subject} {verb} {value}.", retires=replaced)
+    said_value = value if not on else on.group(0)
+    if len(relative) > 1:
+        subject = said_subject
+    return Finding(key, belief, kind, f"The {subject} {verb} {said_value}.", retires=replaced)
 
 
 # ---------------------------------------------------------------- limits, retention, a value used for a thing
@@ -857,3 +878,26 @@ def extract_quantity(c: Clause) -> Finding | None:
         kind = Kind.DECISION if c.changed else Kind.FACT
         return Finding(f"{what} {value_kind(belief)}", belief, kind, f"{cap(c.text)}.")
     return None
+
+
+# ---------------------------------------------------------------- a thing called by its name
+
+# "a test rig called hil-01", "an R2 bucket named pk-assets", "our staging box, called tern": what a thing of
+# the project is called. The name must be a name (no stopword: "a function called from main" names nothing).
+_CALLED_NAME = re.compile(r"\b(?:a|an|the|our)\s+(?P<np>[\w-]+(?:\s+[\w-]+){0,3}?),?\s+(?:called|named)\s+"
+                          r"(?P<name>`[^`]+`|[\w][\w.:/@+-]*[\w])(?=\s*(?:$|[,.;:!(—–-]\s|[,.;:!(]$)|\s+(?:and|in|on|with|for|that|which)\b)",
+                          _I)
+
+
+def extract_called(c: Clause) -> Finding | None:
+    """What a thing of the project is called, said in passing ("a hardware-in-the-loop rig called hil-01"):
+    keyed by the thing, the name as its value."""
+    m = _CALLED_NAME.search(c.text)
+    if m is None:
+        return None
+    name = m.group("name").strip("`")
+    words = m.group("np").lower().split()
+    if name.lower() in STOPWORDS or words[0] in NOT_SUBJECTS or any(w in STOPWORDS for w in words):
+        return None
+    return Finding(normalize_key(" ".join(words)), normalize_belief(name), Kind.FACT,
+                   f"The {m.group('np')} is called {m.group('name')}.")

@@ -268,14 +268,38 @@ def test_a_tool_after_a_comma_is_not_the_object_of_the_verb_before_it() -> None:
 
 def test_a_decided_move_onto_a_named_place_keeps_the_address() -> None:
     """"notes from the sync: we agreed to move the scans off Minio onto the shared bucket `b2://scans-v2` (...)":
-    the lead-in, the decision, the aside and the tool naming whose bucket it is are no part of the value."""
+    the lead-in, the decision, the aside and the tool naming whose bucket it is are no part of the value, and a
+    tool's name moved off is not retired (that would reach its every other use)."""
     got = found("notes from the sync: we agreed to move all the scans off Minio onto the Wasabi bucket "
                 "`b2://scans-v2` (the old box goes away in May)")
-    assert ("scans", "The scans is the Wasabi bucket `b2://scans-v2`.") in got or any(
-        k == "scans" for k, _ in got), got
+    assert ("scans", "The scans are the Wasabi bucket `b2://scans-v2`.") in got, got
     assert all(k != "object storage" for k, _ in got), got  # Wasabi only says whose bucket it is
     unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, request_id="r1", assistant="",
                 user="we agreed to move the scans onto the bucket `b2://scans-v2`")
     assert [c.belief for c in CLIENT.extract([unit], SCOPE) if c.key == "scans"] == ["b2://scans-v2"]
+    assert all(not t.startswith("No longer current") for _, t in got), got
     # control: a tool chosen outright is still a choice
     assert [k for k, _ in found("we moved the scans to MinIO")] != []
+
+
+@pytest.mark.parametrize(("said", "key", "value"), [
+    ("set the timeout to 30 seconds in `config.yaml`", "timeout", "30 seconds in `config.yaml"),  # no place
+    ("we use Postgres for `orders`", "database", "postgres"),  # a code span after a preposition: still a choice
+    ("we migrated, as planned, to Postgres", "database", "postgres"),  # an aside between commas cuts nothing
+])
+def test_a_choice_or_setting_is_kept_whatever_code_or_aside_follows(said: str, key: str, value: str) -> None:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, request_id="r1", assistant="", user=said)
+    assert [(c.key, c.belief) for c in CLIENT.extract([unit], SCOPE)] == [(key, value)]
+
+
+def test_a_move_into_a_part_of_the_code_is_no_setting() -> None:
+    assert found("we moved the cron into the worker process") == []
+
+
+def test_a_value_on_a_shaped_place_and_a_subject_with_a_relative_clause() -> None:
+    """"the relay that drives the pump is on GPIO 5": the value is the pin, the key the relay; "on" before a
+    plain word is no place ("the build is on fire")."""
+    assert found("the relay that drives the pump is on GPIO 5") == [
+        ("relay", "The relay that drives the pump is on GPIO 5.")]
+    assert found("the docs are on `site-pages`") == [("docs", "The docs are on `site-pages`.")]
+    assert found("the build is on fire") == [] and found("the team is on leave") == []
