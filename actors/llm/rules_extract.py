@@ -542,6 +542,8 @@ def _clock_time(c: Clause) -> Finding | None:
 # a label of a few plain words, a colon, then what it is. How documents, READMEs and checklists state
 # facts, one per line.
 _LABELLED = re.compile(r"^(?P<label>[A-Za-z][A-Za-z /&-]{1,40}?)\s*:\s+(?P<rest>\S.*)$")
+# A labelled line's whole value when it is short and holds a digit ("bf16", "3e-4", "512 × 512"), its aside cut.
+_SHORT_VALUE = re.compile(r"^\s*(?P<v>(?=[^()]*\d)[^\s()]+(?:\s+[×x*]\s+[^\s()]+)?)\s*(?:\([^()]*\))?\s*\.?$")
 _COUNTED = re.compile(r"\s*~?\d[\d.,]*\s+[a-z]")  # a number and a unit or a counted noun
 _PARTICIPLE = re.compile(r"[^e]ed$")  # "added", "fixed"; not "feed", "speed"
 
@@ -560,13 +562,16 @@ def _labelled(c: Clause) -> Finding | None:
     label = [w.lower() for w in m.group("label").split() if w.lower() not in _SUBJECT_SKIP]
     rest = " " + m.group("rest")
     value = next((v for v in _VALUE_SHAPE.finditer(rest) if "`code`" not in v.group(0)), None)
+    short = _SHORT_VALUE.match(rest)
+    if short:
+        value = short  # "Precision: bf16", "Learning rate: 3e-4", "Tile size: 512 × 512": the whole short value
     if not 1 <= len(label) <= 4 or value is None or any(w in STOPWORDS for w in label):
         return None
     if _COUNTED.match(rest):
         return None  # "Before: 420 ms p95", "Impact: 312 users logged out": a measurement or a count
     if ESTIMATE.search(rest) or _PARTICIPLE.search(label[-1]):
         return None  # "Added: ...", "Fixed: ...": a past participle reports an action, not a fact ("Feed:" is a noun)
-    belief = normalize_belief(value.group(0).strip("`"))
+    belief = normalize_belief((value.group("v") if value is short else value.group(0)).strip("`"))
     # A known tool keeps the key a sentence about it gets ("State: Redux Toolkit" and "we use Redux
     # for state" are one setting), so that a change or a removal said either way reaches it.
     key = tech_category(tech_name(belief)) or f"{' '.join(label)} {value_kind(belief)}"

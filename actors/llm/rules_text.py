@@ -260,8 +260,11 @@ def _clean_lines(text: str, documents: bool) -> list[tuple[str, bool]]:
     text = _FENCE.sub("\n", _DOC_FENCE.sub(_document_lines, inline_commands(text)) if documents else text)
     kept: list[tuple[str, bool]] = []
     lines = text.splitlines()
+    rows: set[int] = set()
     if documents:  # a table the assistant writes in its reply reads as it does in a fenced document
-        lines = [f"- {ln}" if table else ln for ln, table in _table_rows_marked(lines)]
+        marked = _table_rows_marked(lines)
+        rows = {i for i, (_, table) in enumerate(marked) if table}
+        lines = [f"- {ln}" if table else ln for ln, table in marked]
     pasted = _pasted_env_lines(lines)
     for i, line in enumerate(lines):
         if i in pasted:
@@ -273,8 +276,8 @@ def _clean_lines(text: str, documents: bool) -> list[tuple[str, bool]]:
         if line.startswith(("    ", "\t")):  # indented code
             continue
         letters = sum(ch.isalpha() for ch in line)
-        if letters < 0.45 * len(line.strip()):
-            continue
+        if letters < 0.45 * len(line.strip()) and i not in rows:
+            continue  # few letters: a paste of numbers; a table's row keeps its label ("Tile size: 512 × 512")
         kept.append((_BULLET.sub("", line).strip(), bool(_BULLET.match(line))))
     return kept
 

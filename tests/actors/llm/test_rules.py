@@ -1151,6 +1151,18 @@ def test_a_table_in_the_assistants_reply_is_read_as_in_a_document() -> None:
     assert not any("kv-7" in c.text for c in extract(reply, ""))  # positive control: a user's table is a paste
 
 
+def test_a_table_rows_short_value_is_read_whole_whatever_its_letters() -> None:
+    """A row's value with a digit is the value as written ("bf16", "3e-4", "512 × 512"), its aside cut; a row
+    with few letters is still a row of the table, not a paste of numbers."""
+    reply = ("Training setup:\n\n| Setting | Value |\n|---|---|\n| Precision | fp8 (e4m3) |\n| Learning rate | 3e-4 |\n"
+             "| Crop size | 512 × 512 |\n| Scheduler | linear warmup |\n")
+    found = {(c.key, c.belief) for c in extract("summarise the training setup", reply)}
+    assert {b for _, b in found} >= {"fp8", "3e-4", "512 × 512"}, found
+    assert not any(b == "linear warmup" for _, b in found)  # control: a value with no digit needs a shape
+    # the same lines outside a table: a line of numbers is still dropped as a paste
+    assert not any("512" in c.text for c in extract("ok", "Sizes:\n\n512 × 512 × 3 × 8\n"))
+
+
 @pytest.mark.parametrize("reply", [
     "Summary:\n\n| Service | Host |\n| Cache node | kv-7.lan |",  # no rule line: tool output, not a table
     "Summary:\n\n| Part | Host | Zone |\n|---|---|---|\n| Cache node | kv-7.lan |",  # three columns
