@@ -140,8 +140,7 @@ def _stored_thing(text: str, tech: re.Match[str], removal: bool = False) -> tupl
     if active:
         candidates.append((_thing_phrase(active.group("t")), False))
     later = _STORE_AFTER.match(after)
-    if later and (later.group("t") or tech_category(tech_name(tech.group(1))) != "message queue"):
-        # "Redis for sessions" stores sessions; "Kafka for the event bus" names what the queue is, it stores no bus
+    if later:
         candidates.append((_thing_phrase(later.group("t") or later.group("t2")), False))
     if removal:
         gone = _REMOVED_FROM.search(after)
@@ -383,19 +382,18 @@ def _purpose(text: str, category: str) -> str:
 
 
 # A tool's name that opens a noun phrase ending in an address or code ("the Cloudflare R2 bucket `r2://tiles`",
-# "the GCS bucket gs://raw"): the phrase names a place, and the place is the value said. Only nouns stand
-# between ("we use Postgres for `orders`", "Redis with `maxmemory` set" are choices).
+# "the GCS bucket gs://raw"): the phrase names a place, and the place is the value said. A preposition or a
+# verb between them makes it no such phrase ("we use Postgres for `orders`", "Redis with `maxmemory` set").
 _NAMES_A_PLACE = re.compile(r"(?:\s+(?!(?:for|with|to|in|into|on|onto|at|of|from|by|as|and|or|set|is|are|was)\b)[\w-]+){1,3}"
                             r"\s+(?:`[^`\s]+`|[a-z][a-z0-9+.-]*://\S+)", re.I)
 
 
-_NEW_SUBJECT = re.compile(r",\s+(?=(?:the|a|an|our|my|their|his|her|its|we|i|they|he|she|it|you)\b)", re.I)
-
-
 def _stretch(text: str, at: int) -> str:
-    """The stretch of ``text`` around ``at`` between two commas that each open a clause with a subject of its
-    own (code spans may hold commas): an aside ("we migrated, as planned, to X") cuts nothing."""
-    cuts = [m.start() for m in _NEW_SUBJECT.finditer(text) if not text[: m.start()].count("`") % 2]
+    """The stretch of ``text`` around ``at`` between two commas (code spans may hold commas); the two commas
+    around a short aside cut nothing ("we migrated, as planned, to X"; "we switched, finally, to X")."""
+    commas = [m.start() for m in re.finditer(r",\s", text) if not text[: m.start()].count("`") % 2]
+    aside = {i for a, b in zip(commas, commas[1:], strict=False) if len(text[a + 1 : b].split()) <= 4 for i in (a, b)}
+    cuts = [i for i in commas if i not in aside]
     start = max((i + 1 for i in cuts if i < at), default=0)
     end = min((i for i in cuts if i >= at), default=len(text))
     return text[start:end]
@@ -626,11 +624,6 @@ _ROLE_CHOICE = (
 _ROLE_COPULA = re.compile(
     rf"^(?:`(?P<code>[^`\s]+)`|(?P<name>{_SHAPED_WORD}))\s+(?i:is)\s+(?i:now\s+|still\s+)?(?i:our)\s+"
     rf"(?P<role2>{_ROLE_WORD}(?:\s+{_ROLE_WORD})?)\s*[.!]?$")
-# "the loader uses LOADING_WH", "our exporter now runs on `k3s-edge`": a part named as the subject, the
-# thing it uses closing the clause (a name by its shape or code: "the app uses a lot of memory" names none).
-_ROLE_SUBJECT = re.compile(
-    rf"^(?i:the|our)\s+(?P<role2>{_ROLE_WORD}(?:\s+{_ROLE_WORD})??)\s+(?i:now\s+)?"
-    rf"(?i:uses|runs\s+on|relies\s+on|is\s+built\s+with)\s+(?i:the\s+)?(?:`(?P<code>[^`\s]+)`|(?P<name>{_SHAPED_WORD}))\s*[.!]?$")
 # Words after "for" or "as" that make an idiom of time, manner, amount or reason, not a role ("for now", "as
 # well", "for a while", "as usual", "as needed", "for free"): English, whatever the project.
 _NOT_ROLES = frozenset("now today tonight while time moment meantime years months weeks days ages long good well usual "
@@ -643,19 +636,19 @@ _NOT_ROLES = frozenset("now today tonight while time moment meantime years month
 def _role(words: str, kind: str) -> str:
     """The key of a role as said ("the tile cache" -> "tile cache"; with the thing's kind noun, "we use
     the K9 board for the gateway" -> "gateway board"), or "" for an idiom ("for now"). The role's own words
-    are the key: a role that sounds like a tool's category ("for the tests") may be filled by no tool at
+    (and the kind's noun, made singular) are the key: a role that sounds like a tool's category ("for the tests") may be filled by no tool at
     all ("we use mocks for the tests"), so it never takes the key of the tools that fill it."""
     said = [w.lower() for w in words.split()]
     if not said or said[0] in _NOT_ROLES or any(w in STOPWORDS | _NOT_ROLES for w in said) or said[0] in NOT_SUBJECTS:
         return ""
     if kind and not any(same_word(kind, w) for w in said):
-        said = [_singular(w) for w in said] + [kind]  # "K9 boards for the gateways": the gateway board
-    return " ".join(_singular(w) if n == len(said) - 1 else w for n, w in enumerate(said))
+        said.append(kind)
+    return " ".join(said)
 
 
 def extract_role(c: Clause) -> Finding | None:
     """A named thing chosen for a role (see ``_ROLE_CHOICE``): keyed by the role, the clause as said."""
-    m = next((m for p in (*_ROLE_CHOICE, _ROLE_COPULA, _ROLE_SUBJECT) if (m := p.match(c.text))), None)
+    m = next((m for p in (*_ROLE_CHOICE, _ROLE_COPULA) if (m := p.match(c.text))), None)
     if m is None:
         return None
     groups = m.groupdict()

@@ -94,9 +94,9 @@ def without_project_name(words: list[str], project: str) -> list[str]:
 
 
 def plural(word: str) -> bool:
-    """An English plural by its ending: "sessions", "queries"; not "bus", "status", "analysis", "class", "alias",
-    nor a short acronym typed in lower case ("dns", "cors")."""
-    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "as"))
+    """An English plural by its ending: "sessions", "queries", "quotas"; not "bus", "status", "analysis", "class",
+    "alias", nor a word of three letters ("dns", "gas")."""
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ias"))
 
 
 def article_free(phrase: str) -> str:

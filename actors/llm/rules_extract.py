@@ -33,6 +33,7 @@ from actors.llm.rules_clause import (
     ESTIMATE,
     EVALUATIVE,
     EXCLUDED_BEFORE,
+    MEASURE,
     NOT_SUBJECTS,
     Clause,
     Finding,
@@ -543,7 +544,7 @@ def _clock_time(c: Clause) -> Finding | None:
 # facts, one per line.
 _LABELLED = re.compile(r"^(?P<label>[A-Za-z][A-Za-z /&-]{1,40}?)\s*:\s+(?P<rest>\S.*)$")
 # A labelled line's whole value when it is short and holds a digit ("bf16", "3e-4", "512 × 512"), its aside cut.
-_SHORT_VALUE = re.compile(r"^\s*(?P<v>(?=[^()]*\d)[^\s()]+(?:\s+[×x*]\s+[^\s()]+)?)\s*(?:\([^()]*\))?\s*\.?$")
+_SHORT_VALUE = re.compile(r"^ ?(?P<v>(?=[^()]*\d)[^\s()]++(?: [×x*] [^\s()]++)?+) ?(?:\([^()]*\))?\.?$")
 _COUNTED = re.compile(r"\s*~?\d[\d.,]*\s+[a-z]")  # a number and a unit or a counted noun
 _PARTICIPLE = re.compile(r"[^e]ed$")  # "added", "fixed"; not "feed", "speed"
 
@@ -563,7 +564,7 @@ def _labelled(c: Clause) -> Finding | None:
     rest = " " + m.group("rest")
     value = next((v for v in _VALUE_SHAPE.finditer(rest) if "`code`" not in v.group(0)), None)
     short = _SHORT_VALUE.match(rest)
-    if short:
+    if short and not MEASURE.match(short.group("v")):
         value = short  # "Precision: bf16", "Learning rate: 3e-4", "Tile size: 512 × 512": the whole short value
     if not 1 <= len(label) <= 4 or value is None or any(w in STOPWORDS for w in label):
         return None

@@ -688,14 +688,13 @@ def _is_valuey(value: str) -> bool:
 
 
 # A noun phrase ending in an address or code: "the R2 bucket `r2://tiles`", "the shared volume /mnt/tiles"
-# (an article, then words that are no number and no preposition: "30 seconds in `config.yaml`" is no place).
-_PLACE_NAMED = re.compile(r"^(?:the|our|a|an)\s+(?:(?!(?:in|on|at|of|to|from|for|with|by|into)\b)[A-Za-z][\w-]*\s+){1,3}"
-                          r"(?P<at>`[^`]+`|[a-z][a-z0-9+.-]*://\S+|/[\w./-]+)$", _I)
-# A relative clause closing a subject ("the relay that drives the pump"): no part of the key.
-_RELATIVE = re.compile(r"\s+(?:that|which|who)\s+", _I)
-_CALLED = re.compile(r"^(?:called|named)\s+", _I)
-# "on" and a value with a shape: a pin, a branch in code, a host ("on GPIO 17", "on `gh-pages`", "on db-2.lan").
-_ON_SHAPED = re.compile(r"^on\s+(?P<v>`[^`]+`|(?:[A-Za-z]+\s+)?[\w.-]*\d[\w.-]*|[\w-]+\.[\w.-]+)$")
+# (words that are no number and no preposition: "30 seconds in `config.yaml`" is no place; a bare path only after an
+# article: "GET /healthz" is a request, not a place).
+_PLACE_NAMED = re.compile(r"^(?:(?P<article>the|our|a|an)\s+)?(?:(?!(?:in|on|at|of|to|from|for|with|by|into)\b)[A-Za-z][A-Za-z-]*\s+)"
+                          r"{1,3}(?P<at>`[^`]+`|[a-z][a-z0-9+.-]*://\S+|(?(article)/[\w./-]+|(?!)))$", _I)
+_CALLED = re.compile(r"^(?:called|named)\s+(?!(?:by|from|in|on|at|with|for|to|when|after|before|via|through)\b)", _I)
+# "on" and a value with a shape: a pin named by capitals ("on GPIO 17"), code ("on `gh-pages`"), a host ("on db-2.lan").
+_ON_SHAPED = re.compile(r"^on\s+(?P<v>`[^`]+`|[A-Z]{2,6}\s?\d{1,3}|[a-z][\w-]*(?:\.[\w-]+)*\.[a-z]{2,}(?::\d+)?)$")
 _VALUE_LIKE = re.compile(r"`|\d|://|[\w-]\.[a-z]|/\w")
 _STATUS_WORD = re.compile(r"^(?:final|current|latest|new)\s+(?=\S)", _I)
 
@@ -753,9 +752,6 @@ def extract_kv(c: Clause) -> Finding | None:
     if match.group("s3") and _RAISED.match(match.group(0)):
         subject = re.sub(r"\s+(?:up|down)$", "", subject, flags=_I)  # "bump minSdk up to 26": a particle of the verb
     subject = lower_first(article_free(subject))
-    relative = _RELATIVE.split(subject, maxsplit=1)
-    said_subject = subject  # "the relay that drives the pump is on GPIO 5": the key is the relay's
-    subject = relative[0]
     value = _CALLED.sub("", value)  # "the rig is called hil-01": the name is the value
     on = _ON_SHAPED.match(value)
     if on:  # "the relay is on GPIO 5", "the docs are on `gh-pages`": a place with a shape, not "on fire"
@@ -815,8 +811,6 @@ def extract_kv(c: Clause) -> Finding | None:
     verb = "are" if match.group("v1") == "are" or (not match.group("v1") and plural(words[-1])) else "is"
     kind = Kind.DECISION if (c.changed or DECISION.search(c.low) or explicit_change) else Kind.FACT
     said_value = value if not on else on.group(0)
-    if len(relative) > 1:
-        subject = said_subject
     return Finding(key, belief, kind, f"The {subject} {verb} {said_value}.", retires=replaced)
 
 
@@ -882,19 +876,24 @@ def extract_quantity(c: Clause) -> Finding | None:
 
 # ---------------------------------------------------------------- a thing called by its name
 
-# "a test rig called hil-01", "an R2 bucket named pk-assets", "our staging box, called tern": what a thing of
-# the project is called. The name must be a name (no stopword: "a function called from main" names nothing).
-_CALLED_NAME = re.compile(r"\b(?:a|an|the|our)\s+(?P<np>[\w-]+(?:\s+[\w-]+){0,3}?),?\s+(?:called|named)\s+"
+# "a test rig called hil-01", "an R2 bucket named pk-assets": what a thing of the project is called. After an
+# indefinite article only ("the handler called cleanup()" is the verb), never after a negation or a removal, and
+# the name is no stopword ("a function called from main").
+_CALLED_NAME = re.compile(r"\b(?:a|an)\s+(?P<np>[\w-]+(?:\s+[\w-]+){0,3}?),?\s+(?:called|named)\s+"
                           r"(?P<name>`[^`]+`|[\w][\w.:/@+-]*[\w])(?=\s*(?:$|[,.;:!(—–-]\s|[,.;:!(]$)|\s+(?:and|in|on|with|for|that|which)\b)",
                           _I)
+
+
+_DENIED_BEFORE = re.compile(r"\b(?:not|no|never|don't|doesn't|didn't|won't|without|delet\w*|remov\w*|drop\w*|kill\w*|"
+                            r"retir\w*|decommission\w*|got rid of)\b", _I)
 
 
 def extract_called(c: Clause) -> Finding | None:
     """What a thing of the project is called, said in passing ("a hardware-in-the-loop rig called hil-01"):
     keyed by the thing, the name as its value."""
     m = _CALLED_NAME.search(c.text)
-    if m is None:
-        return None
+    if m is None or _DENIED_BEFORE.search(c.text[: m.start()]):
+        return None  # "we don't need a service called X", "I deleted a branch called X": no such thing holds
     name = m.group("name").strip("`")
     words = m.group("np").lower().split()
     if name.lower() in STOPWORDS or words[0] in NOT_SUBJECTS or any(w in STOPWORDS for w in words):

@@ -1159,8 +1159,11 @@ def test_a_table_rows_short_value_is_read_whole_whatever_its_letters() -> None:
     found = {(c.key, c.belief) for c in extract("summarise the training setup", reply)}
     assert {b for _, b in found} >= {"fp8", "3e-4", "512 × 512"}, found
     assert not any(b == "linear warmup" for _, b in found)  # control: a value with no digit needs a shape
-    # the same lines outside a table: a line of numbers is still dropped as a paste
-    assert not any("512" in c.text for c in extract("ok", "Sizes:\n\n512 × 512 × 3 × 8\n"))
+    # the same labelled line outside a table, with few letters, is still dropped as a paste of numbers
+    assert not any("512" in c.text for c in extract("ok", "Sizes:\n\n- Crop: 512 × 512 × 3 × 8\n"))
+    # a measurement in a table row is no setting
+    timing = "Timings:\n\n| Step | Time |\n|---|---|\n| Build | 3m12s |\n| Peak memory | 3.1GB |\n"
+    assert not any(c.belief in {"3m12s", "3.1gb"} for c in extract("how long did it take?", timing))
 
 
 @pytest.mark.parametrize("reply", [

