@@ -444,7 +444,7 @@ def replaces(old: Memory, new: Memory, pair_cos: Callable[[], float], r: Retriev
 
 def _other_subjects(a: Memory, b: Memory) -> bool:
     """Two readings that each named the subject of their value, no word of one subject is a word of the
-    other, and their values are of two kinds (``mlflow port`` 5000 and ``training data`` r2://tiles): two
+    other, and their values are of two kinds (``tracing collector port`` 4317 and ``photos`` s3://pics): two
     things, however close their sentences are in meaning. A key whose last word is a kind of value
     (``engine.keys.SHAPE_KINDS``: the speaker's own clause, ``release day``, ``staging host``) is left to the rest
     of the rule."""

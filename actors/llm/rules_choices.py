@@ -381,7 +381,7 @@ def _purpose(text: str, category: str) -> str:
     return category
 
 
-# A tool's name that opens a noun phrase ending in an address or code ("the Cloudflare R2 bucket `r2://tiles`",
+# A tool's name that opens a noun phrase ending in an address or code ("the Wasabi bucket `b2://scans`",
 # "the GCS bucket gs://raw"): the phrase names a place, and the place is the value said. A preposition or a
 # verb between them makes it no such phrase ("we use Postgres for `orders`", "Redis with `maxmemory` set").
 _NAMES_A_PLACE = re.compile(r"(?:\s+(?!(?:for|with|to|in|into|on|onto|at|of|from|by|as|and|or|set|is|are|was)\b)[\w-]+){1,3}"
@@ -424,7 +424,7 @@ def extract_choice(c: Clause) -> Finding | None:
     if not (named or swap) and not _CHOICE_VERB.search(_stretch(c.text, chosen.start()).lower()):
         return None  # "I moved my local db to 5434, the other project's docker db took 5432": the verb is not Docker's
     if _NAMES_A_PLACE.match(c.text, chosen.end()):
-        return None  # "onto the Cloudflare R2 bucket `r2://tiles`": the tool only says whose the place is
+        return None  # "onto the Wasabi bucket `b2://scans`": the tool only says whose the place is
     name = tech_name(chosen.group(1))
     key = _purpose(rest, tech_category(name))
     kind = Kind.DECISION if (c.changed or DECISION.search(c.low)) else Kind.FACT

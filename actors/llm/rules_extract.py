@@ -543,7 +543,7 @@ def _clock_time(c: Clause) -> Finding | None:
 # a label of a few plain words, a colon, then what it is. How documents, READMEs and checklists state
 # facts, one per line.
 _LABELLED = re.compile(r"^(?P<label>[A-Za-z][A-Za-z /&-]{1,40}?)\s*:\s+(?P<rest>\S.*)$")
-# A labelled line's whole value when it is short and holds a digit ("bf16", "3e-4", "512 × 512"), its aside cut.
+# A labelled line's whole value when it is short and holds a digit ("fp8", "3e-4", "512 × 512"), its aside cut.
 _SHORT_VALUE = re.compile(r"^ ?(?P<v>(?=[^()]*\d)[^\s()]++(?: [×x*] [^\s()]++)?+) ?(?:\([^()]*\))?\.?$")
 _COUNTED = re.compile(r"\s*~?\d[\d.,]*\s+[a-z]")  # a number and a unit or a counted noun
 _PARTICIPLE = re.compile(r"[^e]ed$")  # "added", "fixed"; not "feed", "speed"
@@ -565,7 +565,7 @@ def _labelled(c: Clause) -> Finding | None:
     value = next((v for v in _VALUE_SHAPE.finditer(rest) if "`code`" not in v.group(0)), None)
     short = _SHORT_VALUE.match(rest)
     if short and not MEASURE.match(short.group("v")):
-        value = short  # "Precision: bf16", "Learning rate: 3e-4", "Tile size: 512 × 512": the whole short value
+        value = short  # "Dtype: fp8", "Learning rate: 3e-4", "Crop size: 512 × 512": the whole short value
     if not 1 <= len(label) <= 4 or value is None or any(w in STOPWORDS for w in label):
         return None
     if _COUNTED.match(rest):

@@ -687,13 +687,13 @@ def _is_valuey(value: str) -> bool:
     return bool(re.search(r"[\d`/._:@]|[a-z][A-Z]", value)) or bool(TECH_PATTERN.search(value))
 
 
-# A noun phrase ending in an address or code: "the R2 bucket `r2://tiles`", "the shared volume /mnt/tiles"
+# A noun phrase ending in an address or code: "the B2 bucket `b2://scans`", "the shared volume /mnt/scans"
 # (words that are no number and no preposition: "30 seconds in `config.yaml`" is no place; a bare path only after an
 # article: "GET /healthz" is a request, not a place).
 _PLACE_NAMED = re.compile(r"^(?:(?P<article>the|our|a|an)\s+)?(?:(?!(?:in|on|at|of|to|from|for|with|by|into)\b)[A-Za-z][A-Za-z-]*\s+)"
                           r"{1,3}(?P<at>`[^`]+`|[a-z][a-z0-9+.-]*://\S+|(?(article)/[\w./-]+|(?!)))$", _I)
 _CALLED = re.compile(r"^(?:called|named)\s+(?!(?:by|from|in|on|at|with|for|to|when|after|before|via|through)\b)", _I)
-# "on" and a value with a shape: a pin named by capitals ("on GPIO 17"), code ("on `gh-pages`"), a host ("on db-2.lan").
+# "on" and a value with a shape: a pin named by capitals ("on GPIO 5"), code ("on `gh-pages`"), a host ("on db-2.lan").
 _ON_SHAPED = re.compile(r"^on\s+(?P<v>`[^`]+`|[A-Z]{2,6}\s?\d{1,3}|[a-z][\w-]*(?:\.[\w-]+)*\.[a-z]{2,}(?::\d+)?)$")
 _VALUE_LIKE = re.compile(r"`|\d|://|[\w-]\.[a-z]|/\w")
 _STATUS_WORD = re.compile(r"^(?:final|current|latest|new)\s+(?=\S)", _I)
@@ -721,7 +721,7 @@ def extract_kv(c: Clause) -> Finding | None:
     subject = match.group("s") or match.group("s2") or match.group("s3") or match.group("s4")
     value = (match.group("v") or match.group("v2") or match.group("v3") or match.group("v4")).strip(" .")
     value = re.sub(r"\s+now$", "", value, flags=_I)
-    value = re.sub(r"\s*\([^()]*\)$", "", value)  # "... `r2://tiles` (the old bucket goes away in May)": an aside
+    value = re.sub(r"\s*\([^()]*\)$", "", value)  # "... `b2://scans` (the old box goes away in May)": an aside
     # "prod.example.com, it is two VMs": the value ends before a new clause
     value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
     # "04:30, ops asked", "25 MB, as agreed", "Europe/Vienna, every site is there": after a value that starts
@@ -747,12 +747,12 @@ def extract_kv(c: Clause) -> Finding | None:
     old3 = (match.group("old3") or "").strip("`")
     if len(old3) >= 3 and re.search(r"[\d./:_@-]", old3):
         # "move the dumps off `nas-2.lan` onto X": a distinctive place no longer holds them. A tool's name
-        # ("off MinIO") is not retired: the removal would reach every other use of the tool.
+        # ("off Artifactory") is not retired: the removal would reach every other use of the tool.
         replaced += (old3,)
     if match.group("s3") and _RAISED.match(match.group(0)):
         subject = re.sub(r"\s+(?:up|down)$", "", subject, flags=_I)  # "bump minSdk up to 26": a particle of the verb
     subject = lower_first(article_free(subject))
-    value = _CALLED.sub("", value)  # "the rig is called hil-01": the name is the value
+    value = _CALLED.sub("", value)  # "the rig is called rig-7b": the name is the value
     on = _ON_SHAPED.match(value)
     if on:  # "the relay is on GPIO 5", "the docs are on `gh-pages`": a place with a shape, not "on fire"
         value = on.group("v")
@@ -803,7 +803,7 @@ def extract_kv(c: Clause) -> Finding | None:
     place = _PLACE_NAMED.match(value)
     if match.group("into") and not place and not _VALUE_LIKE.search(value):
         return None  # "we moved the cron into the worker process": into a part of the code, no setting's value
-    if place:  # "the R2 bucket `r2://tiles`": the address is the value, the words before it say what it is
+    if place:  # "the B2 bucket `b2://scans`": the address is the value, the words before it say what it is
         belief = normalize_belief(place.group("at").strip("`"))
     number = re.search(r"\d+", value)
     if key == "line length" and number:
@@ -876,7 +876,7 @@ def extract_quantity(c: Clause) -> Finding | None:
 
 # ---------------------------------------------------------------- a thing called by its name
 
-# "a test rig called hil-01", "an R2 bucket named pk-assets": what a thing of the project is called. After an
+# "a soak-test rig called rig-7b", "a B2 bucket named scans-eu": what a thing of the project is called. After an
 # indefinite article only ("the handler called cleanup()" is the verb), never after a negation or a removal, and
 # the name is no stopword ("a function called from main").
 _CALLED_NAME = re.compile(r"\b(?:a|an)\s+(?P<np>[\w-]+(?:\s+[\w-]+){0,3}?),?\s+(?:called|named)\s+"
@@ -889,7 +889,7 @@ _DENIED_BEFORE = re.compile(r"\b(?:not|no|never|don't|doesn't|didn't|won't|witho
 
 
 def extract_called(c: Clause) -> Finding | None:
-    """What a thing of the project is called, said in passing ("a hardware-in-the-loop rig called hil-01"):
+    """What a thing of the project is called, said in passing ("a soak-test rig called rig-7b"):
     keyed by the thing, the name as its value."""
     m = _CALLED_NAME.search(c.text)
     if m is None or _DENIED_BEFORE.search(c.text[: m.start()]):

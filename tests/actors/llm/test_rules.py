@@ -1152,7 +1152,7 @@ def test_a_table_in_the_assistants_reply_is_read_as_in_a_document() -> None:
 
 
 def test_a_table_rows_short_value_is_read_whole_whatever_its_letters() -> None:
-    """A row's value with a digit is the value as written ("bf16", "3e-4", "512 × 512"), its aside cut; a row
+    """A row's value with a digit is the value as written ("fp8", "3e-4", "512 × 512"), its aside cut; a row
     with few letters is still a row of the table, not a paste of numbers."""
     reply = ("Training setup:\n\n| Setting | Value |\n|---|---|\n| Precision | fp8 (e4m3) |\n| Learning rate | 3e-4 |\n"
              "| Crop size | 512 × 512 |\n| Scheduler | linear warmup |\n")

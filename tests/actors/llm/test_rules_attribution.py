@@ -267,10 +267,10 @@ def test_a_tool_after_a_comma_is_not_the_object_of_the_verb_before_it() -> None:
 
 
 def test_a_decided_move_onto_a_named_place_keeps_the_address() -> None:
-    """"notes from the sync: we agreed to move the scans off Minio onto the shared bucket `b2://scans-v2` (...)":
+    """"notes from the sync: we agreed to move the scans off Artifactory onto the shared bucket `b2://scans-v2` (...)":
     the lead-in, the decision, the aside and the tool naming whose bucket it is are no part of the value, and a
     tool's name moved off is not retired (that would reach its every other use)."""
-    got = found("notes from the sync: we agreed to move all the scans off Minio onto the Wasabi bucket "
+    got = found("notes from the sync: we agreed to move all the scans off Artifactory onto the Wasabi bucket "
                 "`b2://scans-v2` (the old box goes away in May)")
     assert ("scans", "The scans are the Wasabi bucket `b2://scans-v2`.") in got, got
     assert all(k != "object storage" for k, _ in got), got  # Wasabi only says whose bucket it is
@@ -279,7 +279,7 @@ def test_a_decided_move_onto_a_named_place_keeps_the_address() -> None:
     assert [c.belief for c in CLIENT.extract([unit], SCOPE) if c.key == "scans"] == ["b2://scans-v2"]
     assert all(not t.startswith("No longer current") for _, t in got), got
     # control: a tool chosen outright is still a choice
-    assert [k for k, _ in found("we moved the scans to MinIO")] != []
+    assert [k for k, _ in found("we moved the scans to S3")] != []
 
 
 @pytest.mark.parametrize(("said", "key", "value"), [
