@@ -422,7 +422,7 @@ def extract_choice(c: Clause) -> Finding | None:
     if chosen is None:
         return None
     if not (named or swap) and not _CHOICE_VERB.search(_stretch(c.text, chosen.start()).lower()):
-        return None  # "I moved my local db to 5434, the other project's docker db took 5432": the verb is not Docker's
+        return None  # "we switched branches, Redis still times out": the verb is not about Redis
     if _NAMES_A_PLACE.match(c.text, chosen.end()):
         return None  # "onto the Wasabi bucket `b2://scans`": the tool only says whose the place is
     name = tech_name(chosen.group(1))
@@ -613,7 +613,7 @@ _ROLE_AFTER = (rf"\s+(?i:for|as)\s+(?i:the\s+|our\s+|an?\s+|its\s+|their\s+)?"
                rf"(?P<role2>{_ROLE_WORD}(?:\s+{_ROLE_WORD})??){_ROLE_END}")
 _ROLE_CHOICE = (
     # "for the tile cache we went with `tilekit`" (the role after an article: "for starters we ..." names
-    # none); "for boards we have the K9 for the gateway" (a gateway board: a fronted word is the kind)
+    # none); a role said again after the thing is the role ("for the rollout we picked X as the gate")
     re.compile(rf"^(?i:for|as)\s+(?P<article>(?i:the|our)\s+)?(?P<role1>{_ROLE_WORD}(?:\s+{_ROLE_WORD})?),?\s+{_CHOSEN}"
                rf"(?:{_ROLE_AFTER})?"),
     # "we use the K9 board for the gateway", "we picked Halyard-2 as the planner"
@@ -661,11 +661,7 @@ def extract_role(c: Clause) -> Finding | None:
         return None  # a number is a quantity; a known tool is ``extract_choice``'s
     words = groups.get("role2") or groups.get("role1") or ""
     kind = groups.get("kind") or ""
-    if groups.get("role1") and groups.get("role2"):
-        if " " in groups["role1"]:
-            return None  # two roles said, neither one word to read as the thing's kind
-        kind = _singular(groups["role1"].lower())  # "for boards we have the K9 for the gateway": the gateway board
-    elif groups.get("role1") and not groups.get("article"):
+    if groups.get("role1") and not groups.get("role2") and not groups.get("article"):
         return None  # "for starters we use X", "as discussed, we went with X": a fronted phrase without an article
     if kind:
         kind = _singular(kind.lower())

@@ -889,7 +889,7 @@ _DENIED_BEFORE = re.compile(r"\b(?:not|no|never|don't|doesn't|didn't|won't|witho
 
 
 def extract_called(c: Clause) -> Finding | None:
-    """What a thing of the project is called, said in passing ("a soak-test rig called rig-7b"):
+    """What a thing of the project is called, mentioned along the way ("a soak-test rig called rig-7b"):
     keyed by the thing, the name as its value."""
     m = _CALLED_NAME.search(c.text)
     if m is None or _DENIED_BEFORE.search(c.text[: m.start()]):

@@ -34,8 +34,8 @@ def test_a_later_choice_for_the_role_lands_on_the_same_key() -> None:
     first, later = found("we use the Vela-3 board for the relay"), found("the relay board is Vela-4 now")
     assert first and later and first[0][0] == later[0][0] == "relay board", (first, later)
     assert first[0][2] == "We use the Vela-3 board for the relay."  # the clause as said: nothing is rewritten
-    # the kind of the thing said before the choice: "for boards ... for the relay" is the relay board
-    assert found("For boards we have the Vela-3 for the relay.")[0][0] == "relay board"
+    # a role said before the choice and again after the thing: the one after the thing is the role
+    assert found("For the rollout we picked Vela-3 as the gate.")[0][0] == "gate"
 
 
 @pytest.mark.parametrize("said", [
