@@ -110,8 +110,11 @@ _DISTINCTIVE = re.compile(r"\d|[./:_@-]")
 
 
 def _mentions(m: Memory, value: str) -> bool:
+    """Whether ``m``'s text names ``value``: each of its tokens written as a word of its own or a part set off by
+    punctuation ("8081" in ``localhost:8081``), never the tail of a longer name ("1000" is not in "PT1000")."""
     toks = tokenize(value)
-    return bool(toks) and all(t in set(tokenize(m.text)) for t in toks)
+    low = m.text.lower()
+    return bool(toks) and all(re.search(rf"(?<![a-z0-9]){re.escape(t)}(?![a-z0-9])", low) for t in toks)
 
 
 def _dependents(rivals: Sequence[Memory], fresh: Memory, c: Candidate, table: MemoryTable) -> list[Memory]:

@@ -254,6 +254,8 @@ def extract_removal(c: Clause) -> Finding | None:
         late = _postfix_removal(c)  # "stylelint was dropped last week": the thing comes first
         if late or not neg:
             return late
+    if neg and _MODAL_BEFORE.search(c.text[: neg.start()]):
+        return None  # "the column can be dropped later", "we could remove Redis": not removed yet
     negated = post[:1] or [m for m in techs if neg and m.start() >= neg.end() and m.start() - neg.end() <= 12]
     positive = [m for m in techs if m not in negated and not EXCLUDED_BEFORE.search(c.text[: m.start()])]
     if positive:
@@ -304,6 +306,16 @@ _WEAK_REMOVAL = re.compile(r"^(?:avoid|killed|no more)\b", _I)
 _CODEISH_THING = re.compile(r"[`./_\d]|\w-\w|[a-z][A-Z]|^[A-Z][\w-]*[A-Z]|^[A-Z]{2,}")
 _PLAIN_MODIFIERS = re.compile(r"(?:ly|ful|ous|ive|ish|less|able|ible)$", _I)
 _PRONOUNS = frozenset("her him me you them it us myself yourself himself herself themselves one".split())
+# What a verb of removing takes that is no thing the project used: a part of a text being edited ("remove
+# the last sentence", "drop that paragraph"), a time ("can be dropped later"), a hedge or a count that
+# makes the verb an event ("the vpn dropped like 6 times").
+_TEXT_PARTS = frozenset("sentence sentences paragraph paragraphs word words line lines bullet bullets heading headings "
+                        "section sections typo typos comma commas emoji emojis comment comments".split())
+_TIME_WORDS = frozenset("later soon eventually tomorrow today tonight yesterday meanwhile afterwards".split())
+_HEDGES = frozenset("like around roughly nearly almost approximately".split())
+_COUNTED_TIMES = re.compile(r"\b(?:\d+|two|three|four|five|several|many|a few|a couple of)\s+times\b|\b(?:twice|once)\b", _I)
+# A modal before the verb makes the removal a possibility or a proposal: "X can be dropped", "we could remove X".
+_MODAL_BEFORE = re.compile(r"\b(?:can|could|might|may|should|shall|would)(?:n't| not)?\s+(?:be\s+|get\s+|just\s+|also\s+)?$", _I)
 
 
 def _plausible_removed(display: str, text: str, neg: re.Match[str]) -> bool:
@@ -313,6 +325,8 @@ def _plausible_removed(display: str, text: str, neg: re.Match[str]) -> bool:
     words = display.split()
     low = [w.lower().strip(".,!?'\"") for w in words]
     if low[0] in STOPWORDS or low[-1] in STOPWORDS or low[-1] in _PRONOUNS:
+        return False
+    if low[0] in _HEDGES or low[-1] in _TEXT_PARTS | _TIME_WORDS or _COUNTED_TIMES.search(display):
         return False
     if low[-1] in _NOT_REMOVED or low[-1] in EVALUATIVE or any(w in EVALUATIVE for w in low):
         return False
@@ -557,8 +571,8 @@ def extract_switch(c: Clause, replacing_only: bool = False) -> Finding | None:
     old = next(v for n in ("old", "old2", "old3", "old4", "old5", "old6", "old7") if (v := match.group(n)))
     new = next(v for n in ("new", "new2", "new3", "new4", "new5", "new6", "new7") if (v := match.group(n)))
     what = match.group("what") or match.group("what4")
-    if not what and any(MEASURE.match(v) or v.replace(".", "").isdigit() for v in (old, new)):
-        return None  # "went from 2m10s to 1m20s": a measurement, not a replaced tool
+    if not what and any(re.match(r"~?\d", v) for v in (old, new)):
+        return None  # "went from 2m10s to 1m20s", "from 142 MB to 38 MB": a measurement, not a replaced tool
     category = tech_category(tech_name(new)) or tech_category(tech_name(old))
     if match.group("verb2") and (not category or any(v.split()[0].lower() in STOPWORDS for v in (old, new))):
         # "she lives in Berlin instead of Paris", "we write errors to a file instead of sentry": with any verb,
@@ -644,6 +658,31 @@ def _role(words: str, kind: str) -> str:
     if kind and not any(same_word(kind, w) for w in said):
         said.append(kind)
     return " ".join(said)
+
+
+# A thing the team keeps, by name, when no reading above knows what kind of tool it is: "no, we're staying on
+# Crashlytics", "we stick with tilekit for now". The name ends the clause (a time word may follow); idioms of
+# keeping that name no thing ("stay on track", "stick to the plan") and words of function are no names.
+_KEPT_NAME = re.compile(rf"^(?:[^,;:]{{0,40}}[,;:]\s+)?(?i:(?:no|ok|okay|so|then|yeah|nah)[,.]?\s+)*(?P<who>(?i:we|i|the\s+team))(?i:'re|'m|\s+are|\s+am|\s+will|'ll)?\s+"
+                        rf"(?i:{_KEEPING})\s+(?:`(?P<code>[^`\s]+)`|(?P<name>{_NAMED_WORD}|[a-z][\w+-]{{2,}}))"
+                        r"(?:\s+(?:for\s+now|then|anyway|after\s+all|as\s+is))?\s*[.!]?$")
+_NOT_KEPT = frozenset("track schedule course top topic plan plans budget call line point time it this that them course "
+                      "script task target".split())
+
+
+def extract_kept(c: Clause) -> Finding | None:
+    """A named thing the team keeps, said with a verb of keeping ("we're staying on X"): the clause as said,
+    keyed by nothing (what kind of thing X is is not said), so that only its value can be retired later."""
+    if c.speaker != "user":
+        return None
+    m = _KEPT_NAME.match(c.text)
+    if m is None:
+        return None
+    name = m.group("code") or m.group("name")
+    if name.lower() in STOPWORDS | _NOT_KEPT | NOT_SUBJECTS:
+        return None
+    said = c.text[m.start("who"):].rstrip(" .!")  # without what led up to it ("talked to Ines, no, ")
+    return Finding("", normalize_belief(name), Kind.DECISION, cap(said) + ".")
 
 
 def extract_role(c: Clause) -> Finding | None:

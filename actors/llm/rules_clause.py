@@ -107,6 +107,10 @@ def article_free(phrase: str) -> str:
 
 # Words that end a noun phrase: verbs, prepositions, adverbs and time words developers put
 # around a subject ("the docs site *binds* to", "*after* the restructure").
+# Verbs that report what someone says or feels: a noun phrase ends before one ("Tomasz says R7 is dead": the
+# thing is R7), and a subject holding one is a report, not the name of a setting ("Ana complains the build is slow").
+SPEECH_VERBS = frozenset("says said say thinks thought reckons told confirms confirmed mentioned mentions claims "
+                         "claimed complains complained asks asked wants wanted reports reported".split())
 _NP_BREAK = STOPWORDS | frozenset(
     "listens listen runs run binds bind lives live sits sit holds hold keeps keep goes go gets get "
     "points pointing pointed connects connecting talks calls calling hits moved move migrated migrate relocated switched switch bumped changed replaced failed stored kept got gets "
@@ -115,7 +119,7 @@ _NP_BREAK = STOPWORDS | frozenset(
     "last week sprint release everywhere again too please find put point connect port ports "
     "reviews review reviewed ask telling tell container serves serve exposes exposed responds accepts handles "
     "returns return answers answer replies reply emits emit".split()
-)
+) | SPEECH_VERBS
 _NP_WORD = re.compile(r"[A-Za-z][\w.+-]*")
 _POSSESSIVE = re.compile(r"([A-Za-z][\w.+-]*)['’]s")
 

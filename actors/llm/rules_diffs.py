@@ -25,15 +25,15 @@ from actors.llm.rules_clause import Finding
 from actors.llm.rules_text import ASKS_FIRST
 from engine.models import Kind
 
-__all__ = ["diff_findings", "hunks"]
+__all__ = ["ASKS", "FENCE", "diff_findings", "enclosing", "hunks", "readable", "setting_key", "span", "tokens"]
 
-_FENCE = re.compile(r"^(`{3,}|~{3,})([^\n`]*)\n(.*?)^\1[ \t]*$", re.M | re.S)
+FENCE = re.compile(r"^(`{3,}|~{3,})([^\n`]*)\n(.*?)^\1[ \t]*$", re.M | re.S)
 _FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
 # A value or a name inside a line: identifiers, numbers, versions, hosts, paths, URIs.
 _TOKEN = re.compile(r"[A-Za-z0-9_@#$~][\w.:/@#$~+-]*(?<![.:,-])")
 _COMMENT = re.compile(r"^\s*(?:#(?!define|include|if|else|endif|undef)\s|//|--\s|;|/\*|\*\s)")
 # The reply asks before applying: its diff is a proposal, not a change.
-_ASKS = re.compile(rf"\b(?:{ASKS_FIRST}|shall i|would you like|if you(?:'d)? like|i'd suggest|i would suggest|"
+ASKS = re.compile(rf"\b(?:{ASKS_FIRST}|shall i|would you like|if you(?:'d)? like|i'd suggest|i would suggest|"
                    r"i propose|proposed|suggested)\b", re.I)
 # A retired token must identify something on its own (a number, a host, a path, an identifier with
 # a separator); a plain word ("build", "Hendrik") would retire every memory that uses it.
@@ -64,7 +64,7 @@ def _is_diff(info: str, body: str) -> bool:
 
 def hunks(text: str) -> Iterator[Hunk]:
     """The removed-then-added runs of every diff fenced in ``text``, in order."""
-    for fence in _FENCE.finditer(text):
+    for fence in FENCE.finditer(text):
         info, body = fence.group(2), fence.group(3)
         if not _is_diff(info, body):
             continue
@@ -85,11 +85,11 @@ def hunks(text: str) -> Iterator[Hunk]:
                     yield Hunk(path, tuple(removed), tuple(added), parent)
                     removed, added = [], []
                 if not removed:
-                    parent = _enclosing(context, line[1:])
+                    parent = enclosing(context, line[1:])
                 removed.append(line[1:])
             elif line.startswith("+"):
                 if not removed and not added:
-                    parent = _enclosing(context, line[1:])
+                    parent = enclosing(context, line[1:])
                 added.append(line[1:])
             else:
                 if removed or added:
@@ -102,8 +102,8 @@ def hunks(text: str) -> Iterator[Hunk]:
 
 
 # A line that opens what the lines below it belong to: a block ("healthcheck:"), the head of a YAML list
-# item ("- name: zephyr"), a TOML or INI section ("[tool.ruff]").
-_OPENS = re.compile(r"^\s*(?:[^\s#/].*:|-\s+[\w.-]+\s*:\s*\S.*|\[[\w.\" -]+\])\s*$")
+# item ("- name: zephyr"), a TOML or INI section ("[tool.ruff]"), a Kconfig entry ("config APP_LOG_LEVEL").
+_OPENS = re.compile(r"^\s*(?:[^\s#/].*:|-\s+[\w.-]+\s*:\s*\S.*|\[[\w.\" -]+\]|(?:menu)?config\s+[A-Z][A-Z0-9_]*)\s*$")
 MAX_PARENT_CHARS = 60
 MAX_PARENT_LOOKBACK = 200  # lines: a pasted diff of thousands of context lines stays linear
 
@@ -112,7 +112,7 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _enclosing(context: list[str], changed: str) -> str:
+def enclosing(context: list[str], changed: str) -> str:
     """The unchanged line above that ``changed`` belongs to: the nearest one less indented that opens a
     block or a list item, or a section header at any indent. A blank line ends the search, and so does
     a line as little indented as the changed one that opens nothing (a sibling of the changed line's
@@ -130,16 +130,39 @@ def _enclosing(context: list[str], changed: str) -> str:
     return ""
 
 
-def _tokens(line: str) -> list[str]:
+def tokens(line: str) -> list[str]:
     return _TOKEN.findall(line)
 
 
-def _readable(line: str, parent: str = "") -> bool:
-    """A line that can hold one setting: short, not a comment, naming something beside its value
-    (itself, or the block it is in: ``ports:`` above ``- "5433:5433"``)."""
+# A line of program logic rather than of configuration: a statement that opens with a keyword of control
+# flow or of bringing in code (not a YAML key of that name: ``import: x``), a lone brace or a line that opens
+# a block, or one that computes: a comparison or a logical operator between spaces (a pin ``celery==5.4.0``
+# stays a setting), arithmetic on the right of an assignment, a C cast. Quoted text and a closing comment are left out first, so
+# that ``requires-python = ">=3.12"`` and ``cron = "*/5 * * * *"`` stay settings.
+_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+_STATEMENT = re.compile(
+    r"^\s*(?:(?:if|else|elif|for|foreach|while|switch|case|return|assert|import|require|try|catch|except|finally|raise|"
+    r"throw|yield|await|def|fn|func|function|class|struct|impl|match|with|using|#include|include)(?=[\s(])(?!\s*:)"
+    r"|from\s+[\w.]+\s+import\b|use\s+[\w:]+::|(?:pub\s+)?(?:let|var)\s+(?:mut\s+)?[a-z_]\w*\s*(?::\s*[^=]+)?=)"
+    r"|^\s*[{}]\s*[;,)]*\s*$|\{\s*$")
+_COMPUTES = re.compile(r"\s(?:[=!<>]=|&&|\|\|)\s|\sif\s.+\selse\b|\s(?:and|or|not|in)\s(?!:)|(?<![\w)\]])\((?:u?int\d*_t|size_t|ssize_t|char|float|double|long|unsigned)\b")
+_ARITHMETIC = re.compile(r"^[^=]*?[^=!<>:]=(?!=)[^=]*?\s[*/+%-]\s")
+_TRAILING_COMMENT = re.compile(r"\s(?:#|//|--)\s.*$")
+
+
+def _code_statement(line: str) -> bool:
+    """Whether a changed line is program logic (``if (len != size) {``, ``off = idx * SIZE;``, ``return amount``)
+    rather than a setting: what code does is no value of the project's configuration."""
+    bare = _TRAILING_COMMENT.sub("", _QUOTED.sub('""', line))
+    return bool(_STATEMENT.search(bare) or _COMPUTES.search(bare) or _ARITHMETIC.search(bare))
+
+
+def readable(line: str, parent: str = "") -> bool:
+    """A line that can hold one setting: short, not a comment, not program logic (``_code_statement``),
+    naming something beside its value (itself, or the block it is in: ``ports:`` above ``- "5433:5433"``)."""
     stripped = line.strip()
     return (bool(stripped) and len(stripped) <= MAX_LINE_CHARS and not _COMMENT.match(line)
-            and not stripped.endswith(":") and len(_tokens(line)) + bool(parent) >= 2)
+            and not stripped.endswith(":") and len(tokens(line)) + bool(parent) >= 2 and not _code_statement(line))
 
 
 def _calls(line: str, tokens: list[str]) -> bool:
@@ -160,7 +183,7 @@ def _changed(old: list[str], new: list[str]) -> tuple[list[str], list[str], floa
     return gone, came, kept
 
 
-def _span(line: str, tokens: list[str]) -> str:
+def span(line: str, tokens: list[str]) -> str:
     """The part of ``line`` from the first of ``tokens`` to the last, as written (a value is said
     as one phrase: "Aiyana Redcloud (@aiyana.r)", not the tokens joined), a bracket it opens closed."""
     starts = [m for m in _TOKEN.finditer(line) if m.group(0) in tokens]
@@ -177,13 +200,13 @@ def _pairs(hunk: Hunk) -> Iterator[tuple[str, list[str], list[str], str]]:
     """(added line, retired tokens, new tokens) for each removed line whose added twin is found."""
     used: set[int] = set()
     for old in hunk.removed:
-        if not _readable(old, hunk.parent):
+        if not readable(old, hunk.parent):
             continue
         best: tuple[float, int, list[str], list[str]] | None = None
         for i, new in enumerate(hunk.added):
-            if i in used or not _readable(new, hunk.parent):
+            if i in used or not readable(new, hunk.parent):
                 continue
-            gone, came, kept = _changed([hunk.parent, *_tokens(old)], [hunk.parent, *_tokens(new)])
+            gone, came, kept = _changed([hunk.parent, *tokens(old)], [hunk.parent, *tokens(new)])
             if came and kept >= MIN_SAME_SHARE and not _calls(new, came) and (best is None or kept > best[0]):
                 best = (kept, i, gone, came)
         if best is not None:
@@ -191,25 +214,25 @@ def _pairs(hunk: Hunk) -> Iterator[tuple[str, list[str], list[str], str]]:
             yield hunk.added[best[1]], best[2], best[3], old
 
 
-def _key(line: str, came: list[str]) -> str:
+def setting_key(line: str, came: list[str]) -> str:
     """The setting a line holds: its words without the new value, as a key ("aws_region value")."""
-    words = [t.lower() for t in _tokens(line) if t not in came and any(ch.isalpha() for ch in t)]
+    words = [t.lower() for t in tokens(line) if t not in came and any(ch.isalpha() for ch in t)]
     return " ".join(words[:6])
 
 
 def diff_findings(reply: str) -> list[Finding]:
     """Changes an assistant's reply shows as diffs: the added line of each changed setting."""
-    if _ASKS.search(reply):
+    if ASKS.search(reply):
         return []
     found = list(hunks(reply))
-    still_named = {t for h in found for line in h.added for t in _tokens(line)}
+    still_named = {t for h in found for line in h.added for t in tokens(line)}
     out: list[Finding] = []
     seen: set[str] = set()
     for hunk in found:
         if _TEST_PATH.search(hunk.path):
             continue  # a test's fixture values are not the project's settings
         for line, gone, came, old in _pairs(hunk):
-            value = _span(line, came)
+            value = span(line, came)
             if value in seen:
                 continue
             seen.add(value)
@@ -217,21 +240,34 @@ def diff_findings(reply: str) -> list[Finding]:
             within = [f"under `{hunk.parent}`"] if hunk.parent else []
             within += [f"in {hunk.path}"] if hunk.path else []
             where = f" ({' '.join(within)})" if within else ""
-            out.append(Finding(_key(f"{hunk.parent} {line}", came), value, Kind.DECISION, f"{shown}{where}.",
+            out.append(Finding(setting_key(f"{hunk.parent} {line}", came), value, Kind.DECISION, f"{shown}{where}.",
                                retires=_retired(old, gone, still_named)))
             if len(out) >= MAX_CHANGES_PER_REPLY:
                 return out
     return out
 
 
+def _word_of(line: str, token: str) -> str:
+    """A short token as the option of ``line`` it is written in ("4" in ``--workers=4``): a value of one or two
+    characters identifies nothing alone, the command-line option it belongs to does."""
+    if len(token) >= 3:
+        return token
+    for word in line.split():
+        word = word.strip("\"'`,;()[]{}")
+        if word.startswith("-") and token in tokens(word) and word != token and len(word) <= 40:
+            return word
+    return token
+
+
 def _retired(old: str, gone: list[str], still_named: set[str]) -> tuple[str, ...]:
     """The old values a change retires: each distinctive one alone ("8081", "us-east-2"); when a
     plain word went with them ("sidekiq" "7.2"), all of them together, so that "7.2" alone (another
     tool's version) is not retired. Never a value another added line of the reply still names."""
-    still = [t for t in dict.fromkeys(gone) if t not in still_named]
+    still = [_word_of(old, t) for t in dict.fromkeys(gone) if t not in still_named]
+    still = [t for t in dict.fromkeys(still) if t not in still_named]
     if not still:
         return ()
     if all(_DISTINCTIVE.search(t) and len(t) >= 3 for t in still):
         return tuple(still)
-    together = _span(old, still)
+    together = span(old, still)
     return (together,) if _DISTINCTIVE.search(together) and len(still) > 1 else ()

@@ -24,6 +24,7 @@ from actors.llm.rules_answers import answered_fact
 from actors.llm.rules_choices import (
     REMOVAL,
     extract_choice,
+    extract_kept,
     extract_removal,
     extract_replacement,
     extract_role,
@@ -41,6 +42,7 @@ from actors.llm.rules_clause import (
     cap,
     np_words,
 )
+from actors.llm.rules_configs import config_findings
 from actors.llm.rules_diffs import diff_findings
 from actors.llm.rules_facts import (
     ENV_NAME,
@@ -99,8 +101,8 @@ _I = re.I
 
 
 def _note(c: Clause) -> Finding | None:
-    if not c.remember or len(c.text.split()) < 3:
-        return None
+    if not c.remember or len(c.text.split()) < 3 or c.text.lower().startswith("to "):
+        return None  # "remember to switch it back on in May": a task to do, not a fact to keep
     return Finding("", "", Kind.FACT, cap(c.text) + ".", weight=0.1)
 
 
@@ -581,7 +583,7 @@ def _labelled(c: Clause) -> Finding | None:
 
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_replacement, extract_command, extract_port, extract_branch, extract_env, extract_setting, extract_host,
-    extract_version, extract_removal, extract_choice, extract_role, extract_location, extract_destination, extract_owner, extract_deadline,
+    extract_version, extract_removal, extract_choice, extract_role, extract_kept, extract_location, extract_destination, extract_owner, extract_deadline,
     _clock_time, extract_convention, extract_switch, extract_quantity, extract_kv, extract_called, _labelled, _reported, _note, _document_line,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
@@ -648,6 +650,17 @@ def _decided(text: str) -> tuple[str, bool]:
 _FILE_LEAD = re.compile(r"^(?:`(?:[\w.-]+/)*[\w.-]+\.\w{1,5}`|(?:[\w.-]+/)+[\w.-]+\.\w{1,5})\s*:\s+(?=\S)")
 
 
+_IT_IS = re.compile(r"^it(?:'s|’s|\s+is)\s+(?:now\s+)?", _I)
+_LEAD_THING = re.compile(r"\b(?:the|our)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})\s*$", _I)
+
+
+def _antecedent(head: str, body: str) -> str:
+    """The body of a lead-in with "it" read as the thing the lead ends on: "rev C swaps the level sensor: it's a
+    VL53L1X now" -> "the level sensor is a VL53L1X now". Any other body is returned as it is."""
+    it, thing = _IT_IS.match(body), _LEAD_THING.search(head)
+    return f"the {thing.group('np')} is {body[it.end():]}" if it and thing else body
+
+
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...],
               listed: tuple[str, ...] = (), opening: bool = False, documents: Documents = Documents(),
               project: str = "") -> list[Finding]:
@@ -662,6 +675,9 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         # "| Hosting | Render; previews deploy with `render preview` |": each clause of a labelled line is read under its
         # label, and as said when the label leaves it no statement ("- Next steps: rerun seeds; the db is now X")
         variants = (f"{label.group('label').strip()}: {said}", said) if label is not None and labelled else (said,)
+        lead = _LEAD_IN.match(said) if label is None and speaker == "user" else None
+        if lead is not None and len(lead.group("head").split()) <= 6 and len(lead.group("body").split()) >= 3:
+            variants = (said, _antecedent(lead.group("head"), lead.group("body")))  # "news from the bench: the amp is X"
         for part in variants:
             before = len(out)
             if len(part) > MAX_CLAUSE_CHARS:
@@ -830,6 +846,8 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                               if not any(set(_words(thing)) <= r for r in retired)])
     # A diff the assistant shows is the change it made, line by line (``rules_diffs``).
     said["assistant"].append(diff_findings(unit.assistant))
+    # A configuration file the assistant shows as it stands is read line by line (``rules_configs``).
+    said["assistant"].append(config_findings(unit.assistant))
     answer = answered_command(unit.user, sentences(bodies["assistant"], True))  # "how do we build the docs?" "Run `x`."
     said["assistant"].append([answer] if answer else [])
     if extractive and answer is None:

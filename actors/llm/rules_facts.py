@@ -16,6 +16,7 @@ from actors.llm.rules_clause import (
     EVALUATIVE,
     MEASURE,
     NOT_SUBJECTS,
+    SPEECH_VERBS,
     TO_BEFORE,
     WHEN_SAID,
     Clause,
@@ -562,6 +563,9 @@ _LOC_MOVE = re.compile(
 )
 
 
+_COUNT_BEFORE = re.compile(r"\d[\d.,]*\+?\s*$")
+
+
 def _location_subject(c: Clause) -> tuple[str, str] | None:
     """(subject phrase, path) of a clause saying where a thing lives, whatever the verb."""
     for pattern in (_LOC_FIND, _LOC_HOLDS, _LOC_MOVE):
@@ -610,6 +614,9 @@ def extract_location(c: Clause) -> Finding | None:
     subject = lower_first(article_free(raw_subject))
     if not subject or subject.split()[-1].lower() in NOT_SUBJECTS or subject.split()[0].lower() in NOT_SUBJECTS:
         return None
+    at = c.text.find(raw_subject)
+    if at > 0 and _COUNT_BEFORE.search(c.text[:at]):
+        return None  # "380 GB is in /var/lib/pg_wal": a quantity found somewhere, not a thing's home
     path = raw_path.rstrip(".,;")
     verb = "live" if subject.lower().endswith("s") and not subject.lower().endswith("ss") else "lives"
     return Finding(f"{subject} location", normalize_belief(path), Kind.FACT, f"The {subject} {verb} in {path}.")
@@ -676,6 +683,8 @@ _NOT_VALUE_START = frozenset(
     "in on at a an not being still also very so too really already actually just about around roughly "
     "only probably usually mostly".split()
 )
+# An indefinite article and a name with a digit in it: a model or part number ("a PT1000", "an ESP32-S3", "a t3.large").
+_A_SHAPED_NAME = re.compile(r"^an?\s+(?P<v>[A-Za-z][\w.+-]*\d[\w.+-]*(?<![.,-]))(?=$|[\s,;.])")
 _HOSTNAME = re.compile(r"`?[a-z][\w-]*(?:\.[\w-]+)*\.(?:internal|local|com|net|org|io|dev|app|cloud|lan)`?", _I)
 
 
@@ -723,7 +732,8 @@ def extract_kv(c: Clause) -> Finding | None:
     value = re.sub(r"\s+now$", "", value, flags=_I)
     value = re.sub(r"\s*\([^()]*\)$", "", value)  # "... `b2://scans` (the old box goes away in May)": an aside
     # "prod.example.com, it is two VMs": the value ends before a new clause
-    value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
+    value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with|they|they're|he|she|we|"
+                     r"there|this)\b)", value, maxsplit=1)[0]
     # "04:30, ops asked", "25 MB, as agreed", "Europe/Vienna, every site is there": after a value that starts
     # with a number or is shaped like an identifier (a path, a dotted or snake name), a comma ends it
     if re.match(r"\d|[\w-]*[/._:@][\w./:@-]*,", value):
@@ -759,6 +769,11 @@ def extract_kv(c: Clause) -> Finding | None:
     words = subject.lower().split()
     if not words or words[0] in NOT_SUBJECTS or len(words) > 5 or not value:
         return None
+    if SPEECH_VERBS & set(words):
+        return None  # "Ana complains the build is slow": a report of what someone says, no setting's name
+    named = _A_SHAPED_NAME.match(value)
+    if named:  # "the amp is a MAX31855 on SPI": the part's name, not "a" anything ("a race condition" stays out)
+        value = named.group("v")
     value_words = value.lower().split()
     if _EVENT.match(value) or value.rstrip().endswith(":"):
         return None  # "Marco is complaining: ...", "the build is failing again": events, not attributes

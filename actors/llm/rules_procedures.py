@@ -200,6 +200,13 @@ _REPLACED_BEFORE = re.compile(r"(?:\binstead of|\brather than|\(was|\bwas|\bused
                               r"\bnot)\s+$", _I)
 
 
+# A determiner just before the code makes it a thing talked about, not a line to run: "the `node` from
+# `eas.json`", "on the first `cargo` call", "a `make` target"; so does a verb of depending on it ("the image
+# needs `cmake`": a dependency).
+_THING_BEFORE = re.compile(r"\b(?:(?:the|a|an|this|that|its|their|our|first|every|each)\s+(?:first\s+|same\s+|new\s+|old\s+)?|"
+                           r"(?:needs?|requires?|depends\s+on|wraps|bundles|ships(?:\s+with)?)\s+(?:only\s+)?)$", _I)
+
+
 def extract_command(c: Clause) -> Finding | None:
     spans = list(BACKTICKED.finditer(c.text))
     previous_end = 0
@@ -211,6 +218,8 @@ def extract_command(c: Clause) -> Finding | None:
         previous_end = span.end()
         if _REPLACED_BEFORE.search(c.text[: span.start()]):
             continue  # "`just sync` instead of `make deps`", "(was `make t`)": the command replaced
+        if command[:1].isdigit() or _THING_BEFORE.search(c.text[: span.start()]):
+            continue  # "a timestamp (`2025-07-14 12:00:00`)", "the `node` from `eas.json`": a value or a thing named
         if not (STARTS_EXE.match(command) or _named_as_command(command, c.text[: span.start()] + c.text[span.end() :])):
             continue
         # The purpose stated just before this command ("lint with `...`"), else the command's
@@ -365,7 +374,11 @@ _PERSON_ENDING = (r"(?P<who>@[\w-]+|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)?(?![\
 _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(_PERSON_ANY + r"\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
                r"is the maintainer of|leads|takes care of|took over|has taken over|takes over|inherited|"
-               r"reviews everything in|signs off on)\s+(?P<what>.+)$"),
+               r"reviews everything in|signs off on|handles|does|looks after|manages)\s+(?!not\b|n't\b)(?P<what>.+)$"),
+    # "Ana is our billing person", "Tomas is the go-to for the CI runners": the area someone is the person for
+    re.compile(_PERSON_ANY + r"\s+is\s+(?:now\s+)?(?:our|the)\s+(?P<what>[\w][\w\s./-]{1,30}?)\s+"
+               r"(?:person|guy|contact|lead|expert|specialist)\b"),
+    re.compile(_PERSON_ANY + r"\s+is\s+(?:now\s+)?(?:our|the)\s+go-?to\s+(?:person\s+)?for\s+(?P<what>.+)$"),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+" + _PERSON_ANY),
     re.compile(r"\b(?i:(?:owner|maintainer)\s+of)\s+(?P<what>.+?)(?i:\s+(?:is|=|:)\s+(?:now\s+)?)" + _PERSON_ENDING),
     re.compile(r"\b(?i:ownership\s+of)\s+(?P<what>.+?)(?i:\s+(?:has\s+)?(?:passed|went|moved|was handed|was transferred|"
@@ -503,6 +516,12 @@ _NEVER_BEFORE = re.compile(r"\b(?:never|don't|do not|avoid|no)\b[\w\s]*$", _I)
 _PAST = re.compile(r"\b(?:was|were|had|did|used to)\b")
 
 
+# "always" or "never" that describes rather than rules: "like always" ("as usual"), and after a verb of going
+# wrong ("the job hangs always at the upload step": a complaint).
+_NOT_A_RULE = re.compile(r"\b(?:like|as)\s+always\b|\b(?:hangs?|fails?|breaks?|crash(?:es)?|dies|stalls?|freezes?|"
+                         r"times?\s+out|errors?\s+out|flakes?)\s+(?:always|never)\b")
+
+
 def extract_convention(c: Clause) -> Finding | None:
     if not (_PREFERENCE_TRIGGER.search(c.text) or c.explicit):
         return None  # "right now the client does not call it" is a remark, not a convention
@@ -517,7 +536,7 @@ def extract_convention(c: Clause) -> Finding | None:
             belief = normalize_belief(found.group(1))
         return Finding(key, belief, Kind.PREFERENCE, cap(_rule_text(c.text)) + ".", weight=0.05)
     if (c.speaker == "user" and re.search(r"\b(?:always|never)\b", c.low) and len(c.low.split()) >= 3
-            and not _PAST.search(c.low)):
+            and not _PAST.search(c.low) and not _NOT_A_RULE.search(c.low)):
         # an assistant's "never" describes the code it wrote; it sets no rule. Nor does the past:
         # "thursday builds were always rushed" is a complaint about what happened, not a convention.
         return Finding("", "", Kind.PREFERENCE, cap(c.text) + ".")

@@ -332,7 +332,7 @@ def split_trailing_requests(sentences_: list[str]) -> list[str]:
 # "someone suggested X". English verbs of proposing (a closed class, like the verbs of ending);
 # whether it was accepted is said by a later statement, which is read on its own.
 # The assistant asks before it acts ("should I ...?", "do you want ...?"): what it shows is not done yet.
-# An alternation for larger patterns (``rules_extract._DECLINED``, ``rules_diffs._ASKS``).
+# An alternation for larger patterns (``rules_extract._DECLINED``, ``rules_diffs.ASKS``).
 ASKS_FIRST = r"should i|do you want|want me to"
 PROPOSAL = re.compile(
     r"\b(?:floated|floats|floating|suggested|suggests|suggesting|proposed|proposes|proposing|pitched|pitches|"
@@ -567,6 +567,7 @@ _HYPOTHETICAL = re.compile(
     r"hypothetically|i wonder|not sure|i'm not sure|i am not sure|do you think|once|when we|"
     r"i think|i guess|i feel like)\b"
     r"|(?<!due )(?<!by )\bnext (?:week|month|sprint|quarter|year)\b"
+    r"|\b(?:asks?|asked|asking|wonders?|wondered|wants to know|wanted to know)\s+(?:if|whether)\b"  # an indirect question
     r"|\b(?:i think|i guess|i believe|i suppose|would|could|might|maybe|perhaps|probably|possibly|considering|thinking (?:about|of)|"
     r"planning (?:to|on)|plan to|wondering|used to|hopefully|someday|eventually|not sure|"
     r"in theory|if we|if you(?!\s+(?:need|want|ever need)\b)|unless|whether)\b",

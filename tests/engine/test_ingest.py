@@ -122,6 +122,16 @@ def test_facts_stated_with_a_retired_value_go_stale_with_it() -> None:
     assert table.get(note.memory_id).state == TrustState.ACTIVE
 
 
+def test_a_retired_number_never_reaches_a_longer_name_that_ends_in_it() -> None:
+    table = MemoryTable()
+    run(table, cand("The watchdog timeout is 2000 ms.", "watchdog timeout", "2000", t=T0, src=["u1"]))
+    part = run(table, cand("The probe is a PT2000.", "probe", "pt2000", t=T0 + DAY, src=["u2"]))
+    url = run(table, cand("The relay answers on localhost:2000.", "relay url", "localhost:2000", t=T0 + DAY, src=["u3"]))
+    run(table, cand("The watchdog timeout is 1500 ms.", "watchdog timeout", "1500", t=T0 + 2 * DAY, src=["u4"]))
+    assert table.get(part.memory_id).state == TrustState.ACTIVE  # "2000" is the tail of a part's name, not the value
+    assert table.get(url.memory_id).state == TrustState.SUPERSEDED  # positive control: set off by punctuation
+
+
 def test_a_plain_retired_value_propagates_only_where_its_key_is_named() -> None:
     table = MemoryTable()
     run(table, cand("The default branch is master.", "default branch", "master", t=T0, src=["u1"]))

@@ -1396,3 +1396,143 @@ def test_where_a_command_runs_yields_to_the_task_it_does(said: str, key: str) ->
 def test_a_command_for_a_part_of_the_project_is_keyed_by_that_part(said: str, key: str) -> None:
     """A docs build never replaces the project's build command: each part keeps its own command."""
     assert [k for k, _, _ in keyed(said)] == [key], keyed(said)
+
+
+# ---------------------------------------------------------------- no memory of what was never a removal
+
+@pytest.mark.parametrize("said", [
+    "rough morning, the wifi on the train dropped like 8 times",     # an event with a count
+    "the tunnel dropped twice during the demo",
+    "the intro reads fine now, just remove the second paragraph",    # an edit of a text
+    "drop that sentence about the beta from the changelog",
+    "Priya asks if the legacy_totals column can be dropped later",    # an indirect question, a possibility
+    "we could remove Memcached from the stack at some point",          # a proposal
+    "the old report table should be dropped eventually",
+])
+def test_no_removal_is_read_where_nothing_was_removed(said: str) -> None:
+    assert not [c for c in extract(said) if c.negated], extract(said)
+
+
+def test_what_someone_says_is_gone_is_the_thing_not_their_words() -> None:
+    gone = [c for c in extract("Tomasz says RevB is dead, no more support for it.") if c.negated]
+    assert gone and all("tomasz" not in c.belief and "says" not in c.text.lower() for c in gone), gone
+
+
+def test_a_removal_is_still_read_beside_the_controls() -> None:  # positive control for the cases above
+    gone = [c for c in extract("we removed Memcached from the stack last week") if c.negated]
+    assert gone and "memcached" in gone[0].belief
+
+
+@pytest.mark.parametrize("said", [
+    "Trimmed the base layers; the image went from 412 MB to 96 MB.",
+    "Startup heap went from 80 KB to 141 KB after the change.",
+])
+def test_a_measurement_that_went_from_one_number_to_another_is_no_tool_switch(said: str) -> None:
+    assert not any("uses" in c.text for c in extract("shrink it please", said)), extract("shrink it please", said)
+
+
+@pytest.mark.parametrize("assistant", [
+    "Added a regression test: a winter reading (`2024-01-09 06:30:00` → `05:30Z`) now parses.",   # a value, not a command
+    "Release builds take the `python` from `.tool-versions` (3.12.4).",                            # a thing named
+    "The lockfile is refreshed on the first `bundle` call in CI.",
+])
+def test_code_that_is_a_value_or_a_thing_named_is_no_command(assistant: str) -> None:
+    assert not [c for c in extract("thanks", assistant) if c.key.endswith("command")], extract("thanks", assistant)
+
+
+def test_a_command_for_a_purpose_is_still_read() -> None:  # positive control
+    c = only("to cut a release we run `just publish`")
+    assert c.key == "release command" and c.belief == "just publish"
+
+
+@pytest.mark.parametrize("said", [
+    "the nightly job stalls always at the upload step",                 # "always" after a thing's verb describes
+    "ship 2.4.1 to the beta channel then, like always",                  # "like always" is "as usual"
+    "Ines complains the exports are 10 minutes late again",              # a report of what someone says
+    "the preview deploy fails always on the first try",
+])
+def test_complaints_and_one_off_requests_are_no_rules_or_settings(said: str) -> None:
+    assert extract(said) == []
+
+
+@pytest.mark.parametrize("said,kind", [
+    ("always squash when merging feature branches", Kind.PREFERENCE),     # positive controls
+    ("we never deploy on Fridays", Kind.PREFERENCE),
+])
+def test_a_rule_with_always_or_never_is_still_read(said: str, kind: Kind) -> None:
+    assert [c.kind for c in extract(said)] == [kind]
+
+
+def test_a_reminder_to_do_something_is_no_fact() -> None:
+    assert extract("ok", "Remember to turn the cron back on after the migration.") == []
+    assert extract("remember: the sandbox db is on port 6612")[0].belief == "6612"  # a fact to keep is still read
+
+
+def test_a_quantity_found_in_a_place_is_no_thing_that_lives_there() -> None:
+    said = "Most of the disk is WAL: 212 GB is in `/data/pg/wal` and the tables are small."
+    assert not [c for c in extract("why is the disk full?", said) if c.key.endswith("location")]
+    assert only("the thumbnails live in /srv/thumbs").key == "thumbnails location"  # positive control
+
+
+def test_code_a_build_depends_on_is_no_command() -> None:
+    said = "The client library wraps a C core, so the container build needs `cmake` and `pkg-config`."
+    assert not [c for c in extract("why is the image so big?", said) if c.key.endswith("command")]
+
+
+@pytest.mark.parametrize("said,key,belief", [
+    ("the level sensor is a VL53L1X over I2C", "level sensor", "vl53l1x"),
+    ("the build box is an m7i.xlarge", "build box", "m7i.xlarge"),
+])
+def test_a_part_named_after_an_article_is_the_value(said: str, key: str, belief: str) -> None:
+    c = only(said)
+    assert (c.key, c.belief) == (key, belief)
+
+
+@pytest.mark.parametrize("said", ["the flake is a timing issue in the fixture", "the next release is a big one"])
+def test_an_article_before_a_plain_noun_phrase_is_still_no_value(said: str) -> None:  # negative control
+    assert extract(said) == []
+
+
+def test_a_statement_after_a_short_lead_in_is_read() -> None:
+    c = only("notes from the hardware review: the level sensor is now a VL53L1X")
+    assert (c.key, c.belief) == ("level sensor", "vl53l1x")
+
+
+def test_it_after_a_lead_in_is_the_thing_the_lead_ends_on() -> None:
+    found = [c for c in extract("rev D swaps the level sensor: it's a VL53L4CD instead of the VL53L1X") if not c.negated]
+    assert [(c.key, c.belief) for c in found] == [("level sensor", "vl53l4cd")]
+
+
+@pytest.mark.parametrize("said,key,who", [
+    ("Oskar is our networking person, he sets up the VPNs", "networking owner", "oskar"),
+    ("Priya is the go-to for the billing exports", "billing exports owner", "priya"),
+    ("Nadia does QA for every firmware drop", "qa owner", "nadia"),
+    ("Dana manages the AWS accounts", "aws accounts owner", "dana"),
+])
+def test_the_person_for_an_area_is_its_owner(said: str, key: str, who: str) -> None:
+    c = only(said)
+    assert (c.key, c.belief) == (key, who)
+
+
+@pytest.mark.parametrize("said", ["Marco does not like the new layout", "Marco doesn't review on Mondays"])
+def test_a_person_who_does_not_do_something_owns_nothing(said: str) -> None:  # negative controls
+    assert not [c for c in extract(said) if c.key.endswith("owner")]
+
+
+def test_a_comma_and_a_pronoun_end_a_value() -> None:
+    c = only("the gauges are Vaisala WXT536, they report every 10 minutes")
+    assert (c.key, c.belief) == ("gauges", "vaisala wxt536")
+
+
+@pytest.mark.parametrize("said,belief", [
+    ("spoke to Ines, no, we're staying on Bugsnap", "bugsnap"),
+    ("we're sticking with tilekit for now", "tilekit"),
+])
+def test_a_named_thing_kept_is_read_as_said(said: str, belief: str) -> None:
+    c = only(said)
+    assert (c.key, c.belief, c.kind) == ("", belief, Kind.DECISION) and c.text.lower().startswith("we")
+
+
+@pytest.mark.parametrize("said", ["we're staying on track", "we stick to the plan", "we stay on it"])
+def test_an_idiom_of_keeping_names_no_thing(said: str) -> None:
+    assert extract(said) == []

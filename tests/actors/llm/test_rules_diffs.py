@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -146,3 +148,38 @@ def test_a_value_with_a_bracket_keeps_it_closed() -> None:
     assert f.belief.count("(") == f.belief.count(")"), f.belief
     assert all(r.count("(") == r.count(")") for r in f.retires), f.retires
     assert "iokafor" in f.belief and any("twren" in r for r in f.retires)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("    if (count > limit) {", "    if (count >= limit) {"),                  # control flow opening a block
+    ("    slot = base * PAGE_WORDS;", "    slot = (uint16_t)base * PAGE_WORDS;"),  # arithmetic, a C cast
+    ("        return total", "        return total_cents"),                    # a return statement
+    ("from zoneinfo import ZoneInfo", "from zoneinfo import ZoneInfo, available_timezones"),
+    ("use tokio::time::sleep;", "use tokio::time::{sleep, timeout};"),
+    ("    assert retry(fetch, tries=3 + 1)", "    assert retry(fetch, tries=5 + 1)"),
+    ("rows = store.scan(prefix, limit=limit)", "rows = store.scan(prefix, limit=limit) if ready else []"),
+    ("left = total % 7", "left = total % 9"),
+])
+def test_a_changed_line_of_program_logic_is_no_setting(old: str, new: str) -> None:
+    reply = fenced(f"--- a/src/core.x\n+++ b/src/core.x\n-{old}\n+{new}\n")
+    assert diff_findings(reply) == []
+
+
+@pytest.mark.parametrize("old,new,value", [
+    ("celery==5.3.6", "celery==5.4.0", "5.4.0"),                                      # a pin is no comparison
+    ('requires-python = ">=3.11"', 'requires-python = ">=3.12"', '">=3.12"'),       # quoted text is left out
+    ('NIGHTLY_SCHEDULE = "0 3 * * *"', 'NIGHTLY_SCHEDULE = "30 4 * * *"', '"30 4 * * *"'),
+    ("PAGE_SIZE = 50  # rows / page", "PAGE_SIZE = 80  # rows / page", "80"),             # a closing comment is left out
+    ("require-node-version: 20.11", "require-node-version: 22.4", "22.4"),         # a key that starts like a keyword
+    ("  devServer: { port: 5180 },", "  devServer: { port: 5190 },", "5190"),       # an inline object is no block
+])
+def test_a_changed_setting_that_looks_a_little_like_code_is_still_read(old: str, new: str, value: str) -> None:
+    reply = fenced(f"--- a/conf/app.cfg\n+++ b/conf/app.cfg\n-{old}\n+{new}\n")
+    (f,) = diff_findings(reply)
+    assert value.strip('"') in f.belief or value in f.text
+
+
+def test_a_kconfig_default_is_keyed_by_its_entry() -> None:
+    reply = fenced(" config APP_UPLOAD_RETRIES\n     int \"Upload retries\"\n-    default 3\n+    default 5\n")
+    (f,) = diff_findings(reply)
+    assert f.key == "config app_upload_retries default" and f.belief == "5"
