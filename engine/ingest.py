@@ -107,14 +107,18 @@ def rivals_of(c: Candidate, table: MemoryTable) -> list[Memory]:
 
 
 _DISTINCTIVE = re.compile(r"\d|[./:_@-]")
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")
 
 
 def _mentions(m: Memory, value: str) -> bool:
-    """Whether ``m``'s text names ``value``: each of its tokens written as a word of its own or a part set off by
-    punctuation ("8081" in ``localhost:8081``), never the tail of a longer name ("1000" is not in "PT1000")."""
+    """Whether ``m``'s text names ``value``: each of its tokens, or a part of one of its names ("8081" in
+    ``localhost:8081``, "redis" in ``RedisClient``). A number is never the tail of a model name written in
+    capitals ("1000" is not in "PT1000", "4" not in "R4"), though a version may follow a tool's name in lower
+    case ("3.11" in ``python3.11``)."""
     toks = tokenize(value)
-    low = m.text.lower()
-    return bool(toks) and all(re.search(rf"(?<![a-z0-9]){re.escape(t)}(?![a-z0-9])", low) for t in toks)
+    if not toks or not all(t in set(tokenize(m.text)) for t in toks):
+        return False
+    return not (_NUMBER.fullmatch(value) and not re.search(rf"(?<![A-Z0-9.]){re.escape(value)}(?![0-9])", m.text))
 
 
 def _dependents(rivals: Sequence[Memory], fresh: Memory, c: Candidate, table: MemoryTable) -> list[Memory]:

@@ -664,7 +664,8 @@ def _role(words: str, kind: str) -> str:
 # Crashlytics", "we stick with tilekit for now". The name ends the clause (a time word may follow); idioms of
 # keeping that name no thing ("stay on track", "stick to the plan") and words of function are no names.
 _KEPT_NAME = re.compile(rf"^(?:[^,;:]{{0,40}}[,;:]\s+)?(?i:(?:no|ok|okay|so|then|yeah|nah)[,.]?\s+)*(?P<who>(?i:we|i|the\s+team))(?i:'re|'m|\s+are|\s+am|\s+will|'ll)?\s+"
-                        rf"(?i:{_KEEPING})\s+(?:`(?P<code>[^`\s]+)`|(?P<name>{_NAMED_WORD}|[a-z][\w+-]{{2,}}))"
+                        rf"(?i:{_KEEPING})\s+(?:`(?P<code>[^`\s]+)`|(?P<name>{_NAMED_WORD}|[a-z][\w+-]{{2,}})|"
+                        rf"the\s+(?P<named>{_NAMED_WORD})(?:\s+[a-z]{{3,12}})?)"  # "the PG2 adapter": a name, then what it is
                         r"(?:\s+(?:for\s+now|then|anyway|after\s+all|as\s+is))?\s*[.!]?$")
 _NOT_KEPT = frozenset("track schedule course top topic plan plans budget call line point time it this that them course "
                       "script task target".split())
@@ -678,7 +679,7 @@ def extract_kept(c: Clause) -> Finding | None:
     m = _KEPT_NAME.match(c.text)
     if m is None:
         return None
-    name = m.group("code") or m.group("name")
+    name = m.group("code") or m.group("name") or m.group("named")
     if name.lower() in STOPWORDS | _NOT_KEPT | NOT_SUBJECTS:
         return None
     said = c.text[m.start("who"):].rstrip(" .!")  # without what led up to it ("talked to Ines, no, ")

@@ -505,13 +505,23 @@ _VERSION_TO = re.compile(
 _VERSION_CONTEXT = re.compile(
     r"\b(?:on|use[sd]?|using|upgrad\w*|bump\w*|pin\w*|target\w*|requir\w*|runs?|running|mov\w*|"
     r"migrat\w*|switch\w*|downgrad\w*|version|stay\w*|stick\w*|need\w*|standardi\w*|support\w*|"
-    r"now|is|are|please|pls)\b",
+    r"now|is|are|please|pls|go(?:es|ing)?\s+to|went\s+to)\b",
     _I,
 )
 _NAME_CANON = {"nodejs": "node", "node.js": "node", "golang": "go", "postgresql": "postgres",
                ".net": "dotnet", "next": "next.js", "k8s": "kubernetes", "torch": "pytorch"}
 _VERSION_DISPLAY = {"node": "Node", "python": "Python", "go": "Go", "typescript": "TypeScript",
                     "dotnet": ".NET", "java": "Java", "ruby": "Ruby", "rust": "Rust", "php": "PHP"}
+
+
+# A name no list knows, with a version of two or three numbers, after a word of moving onto or being on it:
+# "we moved to ESP-IDF v5.3.1", "the boards run on NuttX 12.4". The name is capitalised or hyphenated, so a
+# plain noun ("to step 2.1") names nothing; a word of counting or measuring before the number is no name.
+_NAMED_VERSION_AFTER = re.compile(
+    r"\b(?:to|on|onto|with|use[sd]?|using)\s+(?P<name>(?-i:[A-Z][\w+]*(?:-[\w+]+)*|[a-z][\w+]*(?:-[\w+]+)+))"
+    rf"\s+v?(?P<ver>\d+\.\d+(?:\.\d+)?)(?![\w.])", _I)
+_COUNTED = frozenset("step steps chapter section phase sprint release page line part item issue ticket round stage level "
+                     "version figure table node room floor".split())
 
 
 def extract_version(c: Clause) -> Finding | None:
@@ -522,7 +532,11 @@ def extract_version(c: Clause) -> Finding | None:
         found = list(_VERSION.finditer(c.text))
         match = pick(c.text, found)
         if match is None:
-            return None
+            named = _NAMED_VERSION_AFTER.search(c.text)
+            if named is None or named.group("name").lower() in _COUNTED | STOPWORDS:
+                return None
+            raw, version = named.group("name"), named.group("ver")
+            return Finding(f"{raw.lower()} version", normalize_belief(version), Kind.FACT, f"The project uses {raw} {version}.")
         # "python from 3.11 to 3.12": the value after "to" wins
         tail = re.search(rf"\bto\s+{_VERSION_NUM}(?![\w.])", c.text[match.end():], _I)
         version = tail.group("ver") if tail else match.group("ver")
@@ -732,8 +746,7 @@ def extract_kv(c: Clause) -> Finding | None:
     value = re.sub(r"\s+now$", "", value, flags=_I)
     value = re.sub(r"\s*\([^()]*\)$", "", value)  # "... `b2://scans` (the old box goes away in May)": an aside
     # "prod.example.com, it is two VMs": the value ends before a new clause
-    value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with|they|they're|he|she|we|"
-                     r"there|this)\b)", value, maxsplit=1)[0]
+    value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]
     # "04:30, ops asked", "25 MB, as agreed", "Europe/Vienna, every site is there": after a value that starts
     # with a number or is shaped like an identifier (a path, a dotted or snake name), a comma ends it
     if re.match(r"\d|[\w-]*[/._:@][\w./:@-]*,", value):

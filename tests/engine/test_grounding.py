@@ -167,3 +167,9 @@ def test_grounding_accepts_exactly_the_values_a_turn_states(before: list[str], a
     assert check_candidate(extracted(f"It is {value}.", value), units).ok
     if not occurs_whole(other, sentence):
         assert not check_candidate(extracted(f"It is {other}.", other), units).ok
+
+
+def test_a_version_written_with_a_v_is_the_version() -> None:
+    from engine.grounding import occurs_whole
+    assert occurs_whole("5.3.1", "we moved to Hydra-OS v5.3.1.")
+    assert not occurs_whole("5.3.1", "build rev5.3.1 failed")  # a name's tail is not a lone "v"

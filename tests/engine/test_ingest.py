@@ -122,7 +122,7 @@ def test_facts_stated_with_a_retired_value_go_stale_with_it() -> None:
     assert table.get(note.memory_id).state == TrustState.ACTIVE
 
 
-def test_a_retired_number_never_reaches_a_longer_name_that_ends_in_it() -> None:
+def test_a_retired_number_never_reaches_a_model_name_that_ends_in_it() -> None:
     table = MemoryTable()
     run(table, cand("The watchdog timeout is 2000 ms.", "watchdog timeout", "2000", t=T0, src=["u1"]))
     part = run(table, cand("The probe is a PT2000.", "probe", "pt2000", t=T0 + DAY, src=["u2"]))
@@ -130,6 +130,14 @@ def test_a_retired_number_never_reaches_a_longer_name_that_ends_in_it() -> None:
     run(table, cand("The watchdog timeout is 1500 ms.", "watchdog timeout", "1500", t=T0 + 2 * DAY, src=["u4"]))
     assert table.get(part.memory_id).state == TrustState.ACTIVE  # "2000" is the tail of a part's name, not the value
     assert table.get(url.memory_id).state == TrustState.SUPERSEDED  # positive control: set off by punctuation
+
+
+def test_a_retired_version_still_reaches_a_tool_name_written_before_it() -> None:
+    table = MemoryTable()
+    run(table, cand("The runtime is 3.11.", "runtime version", "3.11", t=T0, src=["u1"]))
+    glued = run(table, cand("CI builds with python3.11 images.", t=T0 + DAY, src=["u2"]))
+    run(table, cand("The runtime is 3.12.", "runtime version", "3.12", t=T0 + 2 * DAY, src=["u3"]))
+    assert table.get(glued.memory_id).state == TrustState.SUPERSEDED
 
 
 def test_a_plain_retired_value_propagates_only_where_its_key_is_named() -> None:

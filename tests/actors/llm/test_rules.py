@@ -1519,9 +1519,9 @@ def test_a_person_who_does_not_do_something_owns_nothing(said: str) -> None:  # 
     assert not [c for c in extract(said) if c.key.endswith("owner")]
 
 
-def test_a_comma_and_a_pronoun_end_a_value() -> None:
-    c = only("the gauges are Vaisala WXT536, they report every 10 minutes")
-    assert (c.key, c.belief) == ("gauges", "vaisala wxt536")
+def test_a_comma_and_a_new_subject_leave_the_value_unread() -> None:
+    # what follows may change it ("..., we move them to X next week"): a clause of its own is never cut off
+    assert extract("the gauges are Vaisala WXT536, we swap them for the WXT537 next month") == []
 
 
 @pytest.mark.parametrize("said,belief", [
@@ -1536,3 +1536,30 @@ def test_a_named_thing_kept_is_read_as_said(said: str, belief: str) -> None:
 @pytest.mark.parametrize("said", ["we're staying on track", "we stick to the plan", "we stay on it"])
 def test_an_idiom_of_keeping_names_no_thing(said: str) -> None:
     assert extract(said) == []
+
+
+def test_a_named_thing_kept_may_come_with_what_it_is() -> None:
+    assert only("told her, we're sticking with the Nats2 adapter").belief == "nats2"
+    assert extract("we're staying with the current setup") == []  # no name: nothing kept by name
+
+
+def test_floats_the_number_type_is_no_proposal() -> None:
+    assert [c.kind for c in extract("rule for the whole team: prices are integer cents, never floats")] == [Kind.PREFERENCE]
+
+
+@pytest.mark.parametrize("said,key,belief", [
+    ("we're going to NuttX v12.4, today", "nuttx version", "12.4"),      # "going to" a name is a move
+    ("the loggers run on Kessel-OS 3.2 now", "kessel os version", "3.2"),
+])
+def test_a_version_of_a_name_no_list_knows_is_read(said: str, key: str, belief: str) -> None:
+    c = only(said)
+    assert (c.key, c.belief) == (key, belief)
+
+
+@pytest.mark.parametrize("said", ["go to step 2.1 of the guide", "we're going to move it to Sprint 14.2 maybe"])
+def test_a_counted_noun_with_a_number_is_no_version(said: str) -> None:
+    assert not [c for c in extract(said) if c.key.endswith("version")]
+
+
+def test_a_floated_idea_is_still_a_proposal() -> None:  # positive control for the number type above
+    assert not [c for c in extract("Jonas floated ScyllaDB for the event store") if "scylla" in c.belief]
