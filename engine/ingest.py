@@ -118,6 +118,8 @@ def _mentions(m: Memory, value: str) -> bool:
     toks = tokenize(value)
     if not toks or not all(t in set(tokenize(m.text)) for t in toks):
         return False
+    if "=" in value and value.lower() not in m.text.lower():
+        return False  # "--jobs=3" is that option set to 3, not any "3 jobs"
     return not (_NUMBER.fullmatch(value) and not re.search(rf"(?<![A-Z0-9.]){re.escape(value)}(?![0-9])", m.text))
 
 

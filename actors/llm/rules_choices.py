@@ -278,7 +278,7 @@ def extract_removal(c: Clause) -> Finding | None:
         thing = _NEGATED_THING.match(c.text, neg.end())
         if not thing:
             return None
-        display = _THING_SUFFIX.sub("", thing.group("t")).strip(" .,`")
+        display = _TIME_AFTER.sub("", _THING_SUFFIX.sub("", thing.group("t")).strip(" .,`"))  # "Jenkins yesterday"
         first = display.lower().split()[0] if display else ""
         if not display or first in _NOT_REMOVED or display.lower() in _NOT_REMOVED:
             return None
@@ -312,6 +312,7 @@ _PRONOUNS = frozenset("her him me you them it us myself yourself himself herself
 _TEXT_PARTS = frozenset("sentence sentences paragraph paragraphs word words line lines bullet bullets heading headings "
                         "section sections typo typos comma commas emoji emojis comment comments".split())
 _TIME_WORDS = frozenset("later soon eventually tomorrow today tonight yesterday meanwhile afterwards".split())
+_TIME_AFTER = re.compile(r"(?:\s+(?:later|soon|eventually|tomorrow|today|tonight|yesterday|afterwards))+$", _I)
 _HEDGES = frozenset("like around roughly nearly almost approximately".split())
 _COUNTED_TIMES = re.compile(r"\b(?:\d+|two|three|four|five|several|many|a few|a couple of)\s+times\b|\b(?:twice|once)\b", _I)
 # A modal before the verb makes the removal a possibility or a proposal: "X can be dropped", "we could remove X".
@@ -326,7 +327,7 @@ def _plausible_removed(display: str, text: str, neg: re.Match[str]) -> bool:
     low = [w.lower().strip(".,!?'\"") for w in words]
     if low[0] in STOPWORDS or low[-1] in STOPWORDS or low[-1] in _PRONOUNS:
         return False
-    if low[0] in _HEDGES or low[-1] in _TEXT_PARTS | _TIME_WORDS or _COUNTED_TIMES.search(display):
+    if low[0] in _HEDGES or low[0] in _TIME_WORDS or low[-1] in _TEXT_PARTS or _COUNTED_TIMES.search(display):
         return False
     if low[-1] in _NOT_REMOVED or low[-1] in EVALUATIVE or any(w in EVALUATIVE for w in low):
         return False
@@ -571,7 +572,7 @@ def extract_switch(c: Clause, replacing_only: bool = False) -> Finding | None:
     old = next(v for n in ("old", "old2", "old3", "old4", "old5", "old6", "old7") if (v := match.group(n)))
     new = next(v for n in ("new", "new2", "new3", "new4", "new5", "new6", "new7") if (v := match.group(n)))
     what = match.group("what") or match.group("what4")
-    if not what and any(re.match(r"~?\d", v) for v in (old, new)):
+    if not what and any(MEASURE.match(v) or re.fullmatch(r"~?\d[\d.,:]*\s?[A-Za-z%]{0,3}", v) for v in (old, new)):
         return None  # "went from 2m10s to 1m20s", "from 142 MB to 38 MB": a measurement, not a replaced tool
     category = tech_category(tech_name(new)) or tech_category(tech_name(old))
     if match.group("verb2") and (not category or any(v.split()[0].lower() in STOPWORDS for v in (old, new))):

@@ -109,8 +109,7 @@ def article_free(phrase: str) -> str:
 # around a subject ("the docs site *binds* to", "*after* the restructure").
 # Verbs that report what someone says or feels: a noun phrase ends before one ("Tomasz says R7 is dead": the
 # thing is R7), and a subject holding one is a report, not the name of a setting ("Ana complains the build is slow").
-SPEECH_VERBS = frozenset("says said say thinks thought reckons told confirms confirmed mentioned mentions claims "
-                         "claimed complains complained asks asked wants wanted reports reported".split())
+SPEECH_VERBS = frozenset("says said thinks thought reckons told confirmed mentioned complains complained".split())
 _NP_BREAK = STOPWORDS | frozenset(
     "listens listen runs run binds bind lives live sits sit holds hold keeps keep goes go gets get "
     "points pointing pointed connects connecting talks calls calling hits moved move migrated migrate relocated switched switch bumped changed replaced failed stored kept got gets "

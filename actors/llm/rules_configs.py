@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from actors.llm.rules_clause import Finding
-from actors.llm.rules_diffs import ASKS, FENCE, enclosing, readable, setting_key, span, tokens
+from actors.llm.rules_diffs import ASKS, FENCE, MAX_LINE_CHARS, TEST_PATH, enclosing, readable, setting_key, span, tokens
 from engine.models import Kind
 
 __all__ = ["config_findings"]
@@ -30,18 +30,25 @@ _CONFIG_LANGS = frozenset("toml yaml yml ini cfg conf env dotenv properties hcl 
 # A line that names the file the block shows: a path with an extension, a dotfile, or a file known by name.
 _FILE_NAMED = re.compile(r"(?:[\w./-]*[\w-]\.(?:toml|ya?ml|ini|cfg|conf|env|properties|hcl|tf|json|dts|dtsi|overlay)|"
                          r"(?<![\w.])\.env(?:\.[\w-]+)?|\b(?:Dockerfile|Containerfile|Kconfig|prj\.conf|\.tool-versions))\b")
-# An introduction that offers, proposes or illustrates rather than shows what is there.
+# An introduction that offers, proposes, illustrates, instructs or looks back rather than shows what is there now:
+# "something like", "add this to", "the old file had", "before my change", "the upstream defaults", "I'll change".
 _PROPOSED = re.compile(r"\b(?:could|would|might|suggest\w*|propos\w*|example|e\.g\.|for instance|something like|"
-                       r"option|alternatively|if you|i'd|i would|we could|should|instead|template|sample)\b", re.I)
+                       r"option|alternatively|if you|i'd|i would|i'll|i will|going to|we could|should|needs? to|instead|"
+                       r"template|sample|old|before|previous\w*|was|were|had|wrong|broken|invalid|error|upstream|docs?|"
+                       r"documentation|defaults?|vendor|look like)\b|^\W*(?:add|create|put|append|insert|paste|use|set|"
+                       r"change|replace|update|edit|copy|save|write|make)\b", re.I)
+_BACKTICKED = re.compile(r"`[^`]*`")
+# A setting whose value is a credential, by its name or by a password inside a URL: never stored.
+_CREDENTIAL = re.compile(r"(?:pass(?:word|wd)?|secret|token|api_?key|private_?key|credential|auth|webhook|dsn|"
+                         r"access_?key)[\w.-]*[\"']?\s*[:=]|://[^/\s:@]+:[^@\s]+@", re.I)
 # A value that only points elsewhere: an environment reference or a template expression.
 _INDIRECT = re.compile(r"\$\{|\$\(|\{\{|\{%|<%|%\(")
 # The setting and its value: "name = value", "name: value", "NAME=value", a quoted JSON name.
-_SETS = re.compile(r"^\s*(?:-\s+)?(?P<name>[\"']?[A-Za-z_][\w.@/-]*[\"']?)\s*(?:=\s*|:\s+)(?P<value>\S.*?)\s*,?\s*$")
+_SETS = re.compile(r"^\s*(?P<item>-\s+)?(?P<name>[\"']?[A-Za-z_][\w.@/-]*[\"']?)\s*(?:=\s*|:\s+)(?P<value>\S.*)$")
 # An item of a list under a named block: "ports:" and then '- "5433:5432"'.
 _ITEM = re.compile(r"^\s*-\s+(?P<value>[^\s:#][^#]*?|\"[^\"]*\"|'[^']*')\s*$")
 # A value with a shape worth recalling by (quotes aside): a digit, a path, a host or an inner separator.
 _SHAPED = re.compile(r"\d|[./:@]|\w[-_]\w")
-_SHAPED_TOKEN = re.compile(r"[\d./:@]")
 # A comment closing a line: " # ...", " // ...", " /* ... */".
 _COMMENT_AFTER = re.compile(r"\s+(?:#|//|/\*).*$")
 MAX_PER_BLOCK = 12
@@ -64,32 +71,38 @@ def config_findings(reply: str) -> list[Finding]:
         info, body = fence.group(2).strip().lower(), fence.group(3)
         intro = _intro(reply, fence.start())
         path = _FILE_NAMED.search(intro)
-        if info not in _CONFIG_LANGS or path is None or _PROPOSED.search(intro):
+        if info not in _CONFIG_LANGS or path is None or TEST_PATH.search(path.group(0)) \
+                or _PROPOSED.search(_BACKTICKED.sub(" ", intro)):  # a path's own words ("docs/") say nothing
             continue
         context: list[str] = []
         taken = 0
         for line in body.splitlines():
             parent = enclosing(context, line)
             context.append(line)
+            if len(line) > MAX_LINE_CHARS or _CREDENTIAL.search(line):
+                continue  # a paste, not a setting; a credential is never stored
             found = _SETS.match(line)
             item = _ITEM.match(line) if found is None and parent else None
             if (found is None and item is None) or not readable(line, parent) or _INDIRECT.search(line):
                 continue
+            if found is not None and found.group("item"):
+                continue  # "- name: LOG_LEVEL", "- uses: ...": an entry of a list of records, no setting of its own
             name = found.group("name") if found else ""
-            value = _COMMENT_AFTER.sub("", (found or item).group("value")).rstrip(",; ")  # type: ignore[union-attr]
+            value = _COMMENT_AFTER.sub("", (found or item).group("value")).strip().rstrip(",; ")  # type: ignore[union-attr]
             if "{" in value or value in ("[", "|", ">") or not _SHAPED.search(value):
                 continue
             came = tokens(value)
-            # Keyed as the diff reader keys a change of this line's value (its words without the changed value):
-            # the line's words without its shaped values, so that a later diff of the setting lands on this key.
-            key = setting_key(f"{parent} {line}", [t for t in came if _SHAPED_TOKEN.search(t)]) if name else setting_key(parent, [])
+            # Keyed by its section and name, as the diff reader keys a change of the value alone.
+            key = setting_key(f"{parent} {name}" if name else parent, [])
             if not came or not key or key in keys:
                 continue  # one value per setting a reply: a second line of the same name is another node's
             keys.add(key)
             shown = _COMMENT_AFTER.sub("", line).strip().rstrip(",")
             within = [f"under `{parent}`"] if parent else []
             within.append(f"in {path.group(0)}")
-            out.append(Finding(key, value.strip("\"'<>[] ") or span(value, came), Kind.FACT,
+            bare = value.strip("\"'`")
+            bare = bare[1:-1] if bare[:1] + bare[-1:] in ("<>", "[]") else bare  # "<256>", '["8000:8000"]'
+            out.append(Finding(key, bare.strip("\"' ") or span(value, came), Kind.FACT,
                                f"`{shown}` ({' '.join(within)})."))
             taken += 1
             if taken >= MAX_PER_BLOCK or len(out) >= MAX_PER_REPLY:

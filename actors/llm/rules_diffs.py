@@ -25,7 +25,7 @@ from actors.llm.rules_clause import Finding
 from actors.llm.rules_text import ASKS_FIRST
 from engine.models import Kind
 
-__all__ = ["ASKS", "FENCE", "diff_findings", "enclosing", "hunks", "readable", "setting_key", "span", "tokens"]
+__all__ = ["ASKS", "FENCE", "TEST_PATH", "diff_findings", "enclosing", "hunks", "readable", "setting_key", "span", "tokens"]
 
 FENCE = re.compile(r"^(`{3,}|~{3,})([^\n`]*)\n(.*?)^\1[ \t]*$", re.M | re.S)
 _FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
@@ -39,7 +39,7 @@ ASKS = re.compile(rf"\b(?:{ASKS_FIRST}|shall i|would you like|if you(?:'d)? like
 # a separator); a plain word ("build", "Hendrik") would retire every memory that uses it.
 _DISTINCTIVE = re.compile(r"\d|[./:_@-]")
 # A file of tests: what a test sets up is not how the project is configured.
-_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|spec|specs|__tests__|testdata|fixtures)/|[._-](?:test|spec)\.\w+$|(?:^|/)test_[^/]+$")
+TEST_PATH = re.compile(r"(?:^|/)(?:tests?|spec|specs|__tests__|testdata|fixtures)/|[._-](?:test|spec)\.\w+$|(?:^|/)test_[^/]+$")
 MAX_LINE_CHARS = 160
 MIN_SAME_SHARE = 0.5  # share of the pair's tokens left unchanged for two lines to be one setting
 MAX_CHANGES_PER_REPLY = 8
@@ -103,7 +103,7 @@ def hunks(text: str) -> Iterator[Hunk]:
 
 # A line that opens what the lines below it belong to: a block ("healthcheck:"), the head of a YAML list
 # item ("- name: zephyr"), a TOML or INI section ("[tool.ruff]"), a Kconfig entry ("config APP_LOG_LEVEL").
-_OPENS = re.compile(r"^\s*(?:[^\s#/].*:|-\s+[\w.-]+\s*:\s*\S.*|\[[\w.\" -]+\]|(?:menu)?config\s+[A-Z][A-Z0-9_]*)\s*$")
+_OPENS = re.compile(r"^\s*(?:[^\s#/].*:(?:\s*[{\[])?|-\s+[\w.-]+\s*:\s*\S.*|\[[\w.\": -]+\]|(?:menu)?config\s+[A-Z][A-Z0-9_]*)\s*$")
 MAX_PARENT_CHARS = 60
 MAX_PARENT_LOOKBACK = 200  # lines: a pasted diff of thousands of context lines stays linear
 
@@ -142,11 +142,13 @@ def tokens(line: str) -> list[str]:
 _QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
 _STATEMENT = re.compile(
     r"^\s*(?:(?:if|else|elif|for|foreach|while|switch|case|return|assert|import|require|try|catch|except|finally|raise|"
-    r"throw|yield|await|def|fn|func|function|class|struct|impl|match|with|using|#include|include)(?=[\s(])(?!\s*:)"
+    r"throw|yield|await|def|fn|func|function|class|struct|impl|match|with|using|#include)(?=[\s(])(?!\s*[:=])"
+    r"|(?:include|require)\s*\(|require\s+['\"]"
     r"|from\s+[\w.]+\s+import\b|use\s+[\w:]+::|(?:pub\s+)?(?:let|var)\s+(?:mut\s+)?[a-z_]\w*\s*(?::\s*[^=]+)?=)"
     r"|^\s*[{}]\s*[;,)]*\s*$|\{\s*$")
-_COMPUTES = re.compile(r"\s(?:[=!<>]=|&&|\|\|)\s|\sif\s.+\selse\b|\s(?:and|or|not|in)\s(?!:)|(?<![\w)\]])\((?:u?int\d*_t|size_t|ssize_t|char|float|double|long|unsigned)\b")
-_ARITHMETIC = re.compile(r"^[^=]*?[^=!<>:]=(?!=)[^=]*?\s[*/+%-]\s")
+_COMPUTES = re.compile(r"\s[=!<>]=\s(?!\s*v?\d)|\s(?:&&|\|\|)\s(?!\s*(?:exit\s+\d+|true)\b|\s*['\"]?[\w.:/-]+['\"]?\s*;?\s*$)|"
+                       r"\sif\s.+\selse\b|\s(?:and|not|in)\s(?!:)|\sor\s(?!\s*['\"]?[\w.:/-]+['\"]?\s*$)|(?<![\w)\]])\((?:u?int\d*_t|size_t|ssize_t|char|float|double|long|unsigned)\b")
+_ARITHMETIC = re.compile(r"^[^=]*?[^=!<>:]=(?!=)[^=]*?(?:[\w)]\s[*/+%]\s[\w(]|\d\s-\s\d)")
 _TRAILING_COMMENT = re.compile(r"\s(?:#|//|--)\s.*$")
 
 
@@ -229,7 +231,7 @@ def diff_findings(reply: str) -> list[Finding]:
     out: list[Finding] = []
     seen: set[str] = set()
     for hunk in found:
-        if _TEST_PATH.search(hunk.path):
+        if TEST_PATH.search(hunk.path):
             continue  # a test's fixture values are not the project's settings
         for line, gone, came, old in _pairs(hunk):
             value = span(line, came)

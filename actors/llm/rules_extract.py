@@ -650,8 +650,11 @@ def _decided(text: str) -> tuple[str, bool]:
 _FILE_LEAD = re.compile(r"^(?:`(?:[\w.-]+/)*[\w.-]+\.\w{1,5}`|(?:[\w.-]+/)+[\w.-]+\.\w{1,5})\s*:\s+(?=\S)")
 
 
+# A lead-in that says what follows does not hold (yet, here): a plan, a wish, an option, another party's product.
+_NOT_A_REPORT = re.compile(r"\b(?:todo|to-do|plan\w*|wish\w*|ideas?|options?|proposals?|consider\w*|maybe|"
+                           r"competitor\w*|example|hypothetic\w*|draft|someday|later|might|may|could|would)\b", _I)
 _IT_IS = re.compile(r"^it(?:'s|’s|\s+is)\s+(?:now\s+)?", _I)
-_LEAD_THING = re.compile(r"\b(?:the|our)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})\s*$", _I)
+_LEAD_THING = re.compile(r"\b(?:the|our)\s+(?!(?:same|other|new|old|whole)\b)(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})\s*$", _I)
 
 
 def _antecedent(head: str, body: str) -> str:
@@ -676,7 +679,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         # label, and as said when the label leaves it no statement ("- Next steps: rerun seeds; the db is now X")
         variants = (f"{label.group('label').strip()}: {said}", said) if label is not None and labelled else (said,)
         lead = _LEAD_IN.match(said) if label is None and speaker == "user" else None
-        if lead is not None and len(lead.group("head").split()) <= 6 and len(lead.group("body").split()) >= 3:
+        if lead is not None and len(lead.group("head").split()) <= 6 and len(lead.group("body").split()) >= 3 \
+                and is_statement(lead.group("head"), False) and not _NOT_A_REPORT.search(lead.group("head")):
             variants = (said, _antecedent(lead.group("head"), lead.group("body")))  # "news from the bench: the amp is X"
         for part in variants:
             before = len(out)

@@ -578,6 +578,7 @@ _LOC_MOVE = re.compile(
 
 
 _COUNT_BEFORE = re.compile(r"\d[\d.,]*\+?\s*$")
+_UNIT = re.compile(r"[KMGTP]i?B|[kmgt]b|bytes?|%|percent|ms|s|secs?|mins?|hours?|days?", _I)  # "380 GB is in ..."
 
 
 def _location_subject(c: Clause) -> tuple[str, str] | None:
@@ -629,7 +630,7 @@ def extract_location(c: Clause) -> Finding | None:
     if not subject or subject.split()[-1].lower() in NOT_SUBJECTS or subject.split()[0].lower() in NOT_SUBJECTS:
         return None
     at = c.text.find(raw_subject)
-    if at > 0 and _COUNT_BEFORE.search(c.text[:at]):
+    if at > 0 and _COUNT_BEFORE.search(c.text[:at]) and _UNIT.fullmatch(raw_subject.strip()):
         return None  # "380 GB is in /var/lib/pg_wal": a quantity found somewhere, not a thing's home
     path = raw_path.rstrip(".,;")
     verb = "live" if subject.lower().endswith("s") and not subject.lower().endswith("ss") else "lives"
@@ -698,7 +699,8 @@ _NOT_VALUE_START = frozenset(
     "only probably usually mostly".split()
 )
 # An indefinite article and a name with a digit in it: a model or part number ("a PT1000", "an ESP32-S3", "a t3.large").
-_A_SHAPED_NAME = re.compile(r"^an?\s+(?P<v>[A-Za-z][\w.+-]*\d[\w.+-]*(?<![.,-]))(?=$|[\s,;.])")
+_A_SHAPED_NAME = re.compile(r"^an?\s+(?P<v>[A-Za-z][\w.+-]*\d[\w.+-]*(?<![.,-]))"
+                            r"(?=\s*$|[,;.]|\s+(?:over|on|in|at|via|with|from|for|behind|instead|rather|and|now)\b)")  # not "a P2 incident"
 _HOSTNAME = re.compile(r"`?[a-z][\w-]*(?:\.[\w-]+)*\.(?:internal|local|com|net|org|io|dev|app|cloud|lan)`?", _I)
 
 

@@ -218,7 +218,7 @@ def extract_command(c: Clause) -> Finding | None:
         previous_end = span.end()
         if _REPLACED_BEFORE.search(c.text[: span.start()]):
             continue  # "`just sync` instead of `make deps`", "(was `make t`)": the command replaced
-        if command[:1].isdigit() or _THING_BEFORE.search(c.text[: span.start()]):
+        if command[:1].isdigit() or (" " not in command and _THING_BEFORE.search(c.text[: span.start()])):
             continue  # "a timestamp (`2025-07-14 12:00:00`)", "the `node` from `eas.json`": a value or a thing named
         if not (STARTS_EXE.match(command) or _named_as_command(command, c.text[: span.start()] + c.text[span.end() :])):
             continue
@@ -374,10 +374,11 @@ _PERSON_ENDING = (r"(?P<who>@[\w-]+|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)?(?![\
 _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(_PERSON_ANY + r"\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
                r"is the maintainer of|leads|takes care of|took over|has taken over|takes over|inherited|"
-               r"reviews everything in|signs off on|handles|does|looks after|manages)\s+(?!not\b|n't\b)(?P<what>.+)$"),
+               r"reviews everything in|signs off on)\s+(?P<what>.+)$"),
     # "Ana is our billing person", "Tomas is the go-to for the CI runners": the area someone is the person for
-    re.compile(_PERSON_ANY + r"\s+is\s+(?:now\s+)?(?:our|the)\s+(?P<what>[\w][\w\s./-]{1,30}?)\s+"
-               r"(?:person|guy|contact|lead|expert|specialist)\b"),
+    re.compile(_PERSON_ANY + r"\s+is\s+(?:now\s+)?(?:our|the)\s+(?!(?:main|best|right|only|new|old|first|usual|"
+               r"go-to|tech|team|other|same|default|primary|contact)\b)(?P<what>[\w][\w\s./-]{1,30}?)\s+"
+               r"(?:person|guy|contact|expert|specialist)\b"),
     re.compile(_PERSON_ANY + r"\s+is\s+(?:now\s+)?(?:our|the)\s+go-?to\s+(?:person\s+)?for\s+(?P<what>.+)$"),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+" + _PERSON_ANY),
     re.compile(r"\b(?i:(?:owner|maintainer)\s+of)\s+(?P<what>.+?)(?i:\s+(?:is|=|:)\s+(?:now\s+)?)" + _PERSON_ENDING),
@@ -518,7 +519,7 @@ _PAST = re.compile(r"\b(?:was|were|had|did|used to)\b")
 
 # "always" or "never" that describes rather than rules: "like always" ("as usual"), and after a verb of going
 # wrong ("the job hangs always at the upload step": a complaint).
-_NOT_A_RULE = re.compile(r"\b(?:like|as)\s+always\b|\b(?:hangs?|fails?|breaks?|crash(?:es)?|dies|stalls?|freezes?|"
+_NOT_A_RULE = re.compile(r"\blike\s+always\b|\b(?:hangs?|fails?|breaks?|crash(?:es)?|dies|stalls?|freezes?|"
                          r"times?\s+out|errors?\s+out|flakes?)\s+(?:always|never)\b")
 
 

@@ -140,6 +140,22 @@ def test_a_retired_version_still_reaches_a_tool_name_written_before_it() -> None
     assert table.get(glued.memory_id).state == TrustState.SUPERSEDED
 
 
+def test_a_retired_name_with_a_version_in_it_still_reaches_where_it_is_written() -> None:
+    table = MemoryTable()
+    run(table, cand("The runner image is node20.", "runner image", "node20", t=T0, src=["u1"]))
+    uses = run(table, cand("The e2e job also runs on node20 runners.", t=T0 + DAY, src=["u2"]))
+    run(table, cand("The runner image is node22.", "runner image", "node22", t=T0 + 2 * DAY, src=["u3"]))
+    assert table.get(uses.memory_id).state == TrustState.SUPERSEDED
+
+
+def test_a_retired_option_reaches_only_where_the_option_is_written() -> None:
+    table = MemoryTable()
+    run(table, cand("The worker runs `rq worker --jobs=3`.", "worker command", "--jobs=3", t=T0, src=["u1"]))
+    count = run(table, cand("The nightly export runs 3 jobs in parallel.", t=T0 + DAY, src=["u2"]))
+    run(table, cand("The worker runs `rq worker --jobs=5`.", "worker command", "--jobs=5", t=T0 + 2 * DAY, src=["u3"]))
+    assert table.get(count.memory_id).state == TrustState.ACTIVE
+
+
 def test_a_plain_retired_value_propagates_only_where_its_key_is_named() -> None:
     table = MemoryTable()
     run(table, cand("The default branch is master.", "default branch", "master", t=T0, src=["u1"]))

@@ -80,3 +80,34 @@ def test_every_reading_is_grounded_in_the_reply() -> None:
     found = RulesClient().extract([u], "project:p")
     assert {c.belief for c in found} >= {"7311", "mq.yardline.lan", "/srv/relay/spool"}
     assert all(check_candidate(c, {"u1": u}).ok for c in found)
+
+
+@pytest.mark.parametrize("intro", [
+    "Add this to `conf/relay.toml`:",
+    "Put the following in your `.env`:",
+    "The old `conf/relay.toml` (before the migration) had:",
+    "I'll change the port in `conf/relay.toml`, currently:",
+    "The upstream project's `conf/default.toml`:",
+])
+def test_a_file_to_write_or_as_it_was_is_not_read(intro: str) -> None:
+    assert config_findings(f"{intro}\n\n```toml\n[relay]\nlisten_port = 7000\n```\n") == []
+
+
+def test_a_test_fixture_and_a_credential_are_not_read() -> None:
+    assert config_findings("`tests/fixtures/relay.toml`:\n\n```toml\nlisten_port = 9999\n```\n") == []
+    shown = ("`conf/relay.toml` as it is:\n\n```toml\n[relay]\npassword = \"hunter-77x\"\napi_token = \"tok-1-2\"\n"
+             "upstream = \"amqp://relay:pw-991@mq.lan:5672\"\nlisten_port = 7311\n```\n")
+    assert [f.belief for f in config_findings(shown)] == ["7311"]
+
+
+def test_a_value_keeps_its_comparison_and_a_key_its_name_only() -> None:
+    shown = "`package.json` now:\n\n```json\n{\n  \"name\": \"relay-web\",\n  \"engines\": {\n    \"node\": \">=20.11\"\n  }\n}\n```\n"
+    found = {f.key: f.belief for f in config_findings(shown)}
+    assert found == {"name": "relay-web", "engines node": ">=20.11"}
+
+
+def test_a_long_line_of_spaces_is_read_in_linear_time() -> None:
+    import time
+    t0 = time.perf_counter()
+    config_findings("`conf/a.toml`:\n\n```toml\na = x" + " " * 5000 + "y\n```\n")
+    assert time.perf_counter() - t0 < 2.0

@@ -169,6 +169,10 @@ def test_a_changed_line_of_program_logic_is_no_setting(old: str, new: str) -> No
     ("celery==5.3.6", "celery==5.4.0", "5.4.0"),                                      # a pin is no comparison
     ('requires-python = ">=3.11"', 'requires-python = ">=3.12"', '">=3.12"'),       # quoted text is left out
     ('NIGHTLY_SCHEDULE = "0 3 * * *"', 'NIGHTLY_SCHEDULE = "30 4 * * *"', '"30 4 * * *"'),
+    ("NIGHTLY_CRON=0 3 * * *", "NIGHTLY_CRON=30 4 * * *", "30 4"),                # an unquoted crontab
+    ("django >= 4.2", "django >= 5.0", "5.0"),                                        # a pin with spaces
+    ("const PORT = process.env.PORT || 3000;", "const PORT = process.env.PORT || 3100;", "3100"),  # a default
+    ("include = [\"src/relay\"]", "include = [\"src/relay\", \"src/cli\"]", "src/cli"),  # a TOML key
     ("PAGE_SIZE = 50  # rows / page", "PAGE_SIZE = 80  # rows / page", "80"),             # a closing comment is left out
     ("require-node-version: 20.11", "require-node-version: 22.4", "22.4"),         # a key that starts like a keyword
     ("  devServer: { port: 5180 },", "  devServer: { port: 5190 },", "5190"),       # an inline object is no block
