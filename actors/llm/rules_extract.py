@@ -51,6 +51,7 @@ from actors.llm.rules_facts import (
     extract_host,
     extract_called,
     extract_kv,
+    extract_named_value,
     extract_quantity,
     extract_location,
     extract_port,
@@ -584,7 +585,7 @@ def _labelled(c: Clause) -> Finding | None:
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_replacement, extract_command, extract_port, extract_branch, extract_env, extract_setting, extract_host,
     extract_version, extract_removal, extract_choice, extract_role, extract_kept, extract_location, extract_destination, extract_owner, extract_deadline,
-    _clock_time, extract_convention, extract_switch, extract_quantity, extract_kv, extract_called, _labelled, _reported, _note, _document_line,
+    _clock_time, extract_convention, extract_switch, extract_quantity, extract_kv, extract_named_value, extract_called, _labelled, _reported, _note, _document_line,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
 EXTRACTIVE = (*EXTRACTORS, _extractive)

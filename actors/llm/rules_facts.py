@@ -667,7 +667,7 @@ _KV = re.compile(
     r"(?:now\s+|currently\s+|at\s+)?"
     r"(?:set to\s+|changed to\s+|switched to\s+)?(?P<v>.+?)(?:\s+now)?$"
     r"|^(?P<s2>[\w][\w\s./-]{1,40}?)\s+(?:(?:was|were|has been|have been|got|is|are)\s+)?"
-    r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+|up\s+|down\s+)?to\s+(?P<v2>.+)$"
+    r"(?:moved|moves|changed|switched|switches|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+|up\s+|down\s+)?to\s+(?P<v2>.+)$"
     r"|^(?:(?:i|we)(?:'ve| have)?\s+)?(?:set|change|changed|switch|switched|move|moved|bump|bumped|raise|raised|"
     r"lower|lowered|increase|increased|decrease|decreased|reduce|reduced|update|updated)\s+(?P<s3>[\w][\w\s./-]{1,40}?)"
     r"\s+(?:over\s+|back\s+)?(?:(?:from|off(?:\s+of)?)\s+(?P<old3>\S+)\s+)?(?:to|(?P<into>onto|into))\s+(?P<v3>.+)$"
@@ -737,6 +737,39 @@ _DONE_TO = re.compile(r"^(?!(?:bump|increas|decreas|rais|reduc|lower|upgrad|down
                       r"behind|per|every|each|once)\b", _I)
 
 
+# A verbless "<name of a setting> <value>" fragment, as terse chat and lists type facts: "app id 2786140",
+# "base resolution 480x270", "broker port 8883". The value has a shape no word has (digits joined by x, dots or
+# colons, a host, a path, code); a bare number only after an attribute's own word ("id", "port"), since "tests 12"
+# counts something. The fragment is the clause or one of its comma-separated parts.
+_NAMED_VALUE = re.compile(
+    r"^(?P<k>[a-z][a-z-]{1,20}(?:\s[a-z][a-z-]{1,20}){0,2})\s+"
+    r"(?P<v>`[^`\s]+`|\d+(?:[x×.:]\d+)+[a-z]{0,3}|[a-z][\w-]*(?:\.[\w-]+)+\.[a-z]{2,}|(?:/|~/)[\w./~-]+|(?P<n>\d{2,}))$", _I)
+_NOT_NAMED = frozenset("and or but so then with without from to of in on at by for as is are was were be the a an "
+                       "about around over under after before since until every each per only just also".split())
+
+
+def extract_named_value(c: Clause) -> Finding | None:
+    """A setting named and valued without a verb ("app id 2786140"): the fragment as said, keyed by its name."""
+    if c.speaker != "user":
+        return None
+    for part in re.split(r",\s+", c.text.rstrip(" .!")):
+        m = _NAMED_VALUE.match(part)
+        if m is None:
+            continue
+        words = m.group("k").lower().split()
+        if any(w in STOPWORDS | _NOT_NAMED | NOT_SUBJECTS for w in words):
+            continue
+        if m.group("n") and words[-1] not in _ATTRIBUTE_HEADS:
+            continue  # "tests 12", "errors 3": a count
+        if len(words) == 1 and words[0] in _ATTRIBUTE_HEADS:
+            continue  # "version 2.3.1", "port 8080": whose, the fragment does not say
+        value = m.group("v").strip("`")
+        if re.fullmatch(r"\d+(?:\.\d+)+|\d{1,2}:\d{2}", value) or (m.group("v").startswith("`") and words[-1] not in _ATTRIBUTE_HEADS):
+            continue  # a version is the version reader's, a clock time a schedule's; code needs a setting's own word
+        return Finding(normalize_key(" ".join(words)), normalize_belief(value), Kind.FACT, cap(part) + ".")
+    return None
+
+
 def extract_kv(c: Clause) -> Finding | None:
     if c.speaker == "assistant" and not (c.changed or CHANGE.search(c.text)):
         return None
@@ -746,6 +779,7 @@ def extract_kv(c: Clause) -> Finding | None:
     subject = match.group("s") or match.group("s2") or match.group("s3") or match.group("s4")
     value = (match.group("v") or match.group("v2") or match.group("v3") or match.group("v4")).strip(" .")
     value = re.sub(r"\s+now$", "", value, flags=_I)
+    value = re.sub(r"^(?:just|simply)\s+(?=\S)", "", value, flags=_I)  # "staging is just X": X
     value = re.sub(r"\s*\([^()]*\)$", "", value)  # "... `b2://scans` (the old box goes away in May)": an aside
     # "prod.example.com, it is two VMs": the value ends before a new clause
     value = re.split(r",\s+(?=(?:it|it's|which|that|that's|so|but|and|because|since|though|with)\b)", value, maxsplit=1)[0]

@@ -1588,3 +1588,33 @@ def test_a_part_name_that_only_qualifies_a_noun_is_no_value() -> None:
 def test_what_a_determiner_puts_before_a_command_of_several_words_is_still_a_command() -> None:
     c = only("ok", "Our `just ship` recipe deploys to the cluster.")
     assert (c.key, c.belief) == ("deploy command", "just ship")
+
+
+@pytest.mark.parametrize("said,key,belief", [
+    ("store listing approved!! app id 3140912.", "app id", "3140912"),
+    ("retro look, 8x8 tiles, base resolution 320x180.", "base resolution", "320x180"),
+    ("mirror host pkgs.lab.example.org", "mirror host", "pkgs.lab.example.org"),
+])
+def test_a_setting_named_and_valued_without_a_verb_is_read(said: str, key: str, belief: str) -> None:
+    c = only(said)
+    assert (c.key, c.belief) == (key, belief)
+
+
+@pytest.mark.parametrize("said", ["tests 12, failures 0", "ran it 3 times, build 4412", "version 2.3.1", "reran 4 jobs"])
+def test_a_count_or_a_value_of_nothing_named_is_no_setting(said: str) -> None:
+    assert extract(said) == []
+
+
+@pytest.mark.parametrize("said", ["Sunday 23:00", "book the vet 10:00", "dashboards expect `ts`"])
+def test_a_time_or_code_after_plain_words_is_no_named_setting(said: str) -> None:
+    assert not [c for c in extract(said) if c.text.lower().startswith(said.lower()[:6])]
+
+
+def test_just_before_a_value_is_no_part_of_it() -> None:
+    c = only("the preview env is just preview-7.example.dev")
+    assert c.belief == "preview-7.example.dev"
+
+
+def test_a_weekend_is_when_a_change_was_made_not_its_value() -> None:
+    c = [x for x in extract("Rui moved the worker from celery to dramatiq over the weekend") if not x.negated]
+    assert [x.belief for x in c] == ["dramatiq"]
