@@ -187,8 +187,8 @@ def find_whole(value: str, source: str) -> int:
     tail = r"[a-z]{0,3}" if len(value) >= 5 and value[-1].isalpha() else ""
     # After the value, a dash and a word is a compound ("squash" in "squash-merge"); a dash and a
     # number, a dot and a word, or an underscore continue a name.
-    # A version may carry a "v" ("v5.3.1" states 5.3.1), a lone letter before the number, not a name's tail.
-    before = rf"(?:(?<!{_IDENT_CHAR})|(?<=(?<![\w.-])v))" if value[0].isdigit() else rf"(?<!{_IDENT_CHAR})"
+    # A version may carry a "v" ("v5.3.1", "app-v5.3.1" state 5.3.1); a single number never ("@v4" states no "4").
+    before = rf"(?:(?<!{_IDENT_CHAR})|(?<=(?<![\w.])v))" if re.match(r"\d+\.\d", value) else rf"(?<!{_IDENT_CHAR})"
     pattern = rf"{before}(?<!\w\.){re.escape(value)}{tail}(?!\w)(?!-\d)(?!-$)(?!\.\w)"
     found = re.search(pattern, normalize_text(source))
     return found.start() if found else -1

@@ -112,15 +112,19 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 
 def _mentions(m: Memory, value: str) -> bool:
     """Whether ``m``'s text names ``value``: each of its tokens, or a part of one of its names ("8081" in
-    ``localhost:8081``, "redis" in ``RedisClient``). A number is never the tail of a model name written in
-    capitals ("1000" is not in "PT1000", "4" not in "R4"), though a version may follow a tool's name in lower
-    case ("3.11" in ``python3.11``)."""
+    ``localhost:8081``, "redis" in ``RedisClient``). A whole number is never the tail of a name ("1000" is not in
+    "PT1000", "256" not in "sha256"), though a version may follow a tool's name in lower case ("3.11" in
+    ``python3.11``)."""
     toks = tokenize(value)
     if not toks or not all(t in set(tokenize(m.text)) for t in toks):
         return False
     if "=" in value and value.lower() not in m.text.lower():
         return False  # "--jobs=3" is that option set to 3, not any "3 jobs"
-    return not (_NUMBER.fullmatch(value) and not re.search(rf"(?<![A-Z0-9.]){re.escape(value)}(?![0-9])", m.text))
+    if not _NUMBER.fullmatch(value):
+        return True
+    # A version ("3.11") may follow a tool's name in lower case; a whole number glued to letters is part of a name.
+    before = r"(?<![A-Z0-9.])" if "." in value else r"(?<![A-Za-z0-9.])"
+    return re.search(rf"{before}{re.escape(value)}(?![0-9])", m.text) is not None
 
 
 def _dependents(rivals: Sequence[Memory], fresh: Memory, c: Candidate, table: MemoryTable) -> list[Memory]:

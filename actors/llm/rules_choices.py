@@ -666,7 +666,7 @@ def _role(words: str, kind: str) -> str:
 # keeping that name no thing ("stay on track", "stick to the plan") and words of function are no names.
 _KEPT_NAME = re.compile(rf"^(?:[^,;:]{{0,40}}[,;:]\s+)?(?i:(?:no|ok|okay|so|then|yeah|nah)[,.]?\s+)*(?P<who>(?i:we|i|the\s+team))(?i:'re|'m|\s+are|\s+am|\s+will|'ll)?\s+"
                         rf"(?i:{_KEEPING})\s+(?:`(?P<code>[^`\s]+)`|(?P<name>{_NAMED_WORD}|[a-z][\w+-]{{2,}})|"
-                        rf"the\s+(?P<named>{_NAMED_WORD})(?:\s+[a-z]{{3,12}})?)"  # "the PG2 adapter": a name, then what it is
+                        rf"the\s+(?P<named>{_NAMED_WORD}))"  # "the PG2": a name (not "the Monday standup")
                         r"(?:\s+(?:for\s+now|then|anyway|after\s+all|as\s+is))?\s*[.!]?$")
 _NOT_KEPT = frozenset("track schedule course top topic plan plans budget call line point time it this that them course "
                       "script task target".split())

@@ -50,7 +50,7 @@ WHEN_SAID = (
     r"(?:(?<!\s)\s+(?:(?:as\s+of|since|starting)\s+)?(?:a\s+while\s+ago|a\s+(?:few|couple\s+of)\s+(?:days|weeks|months)\s+ago|"
     r"(?:last|this|earlier\s+this)\s+(?:week|sprint|month|quarter|year|release|cycle)|yesterday|today|recently|"
     r"already|earlier|at\s+last|finally|for\s+good|now|from\s+now\s+on|going\s+forward|these\s+days|"
-    r"over\s+the\s+weekend|(?:this|yesterday)\s+(?:morning|afternoon|evening)|last\s+night|earlier\s+today|"
+    r"over\s+the\s+weekend|yesterday\s+(?:morning|afternoon|evening)|last\s+night|earlier\s+today|"
     r"on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
     r"in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)))?")
 
@@ -110,7 +110,7 @@ def article_free(phrase: str) -> str:
 # around a subject ("the docs site *binds* to", "*after* the restructure").
 # Verbs that report what someone says or feels: a noun phrase ends before one ("Tomasz says R7 is dead": the
 # thing is R7), and a subject holding one is a report, not the name of a setting ("Ana complains the build is slow").
-SPEECH_VERBS = frozenset("says said thinks thought reckons told confirmed mentioned complains complained".split())
+SPEECH_VERBS = frozenset("says say said thinks thought reckons told confirms confirmed mentioned complains complained".split())
 _NP_BREAK = STOPWORDS | frozenset(
     "listens listen runs run binds bind lives live sits sit holds hold keeps keep goes go gets get "
     "points pointing pointed connects connecting talks calls calling hits moved move migrated migrate relocated switched switch bumped changed replaced failed stored kept got gets "

@@ -34,9 +34,10 @@ _FILE_NAMED = re.compile(r"(?:[\w./-]*[\w-]\.(?:toml|ya?ml|ini|cfg|conf|env|prop
 # "something like", "add this to", "the old file had", "before my change", "the upstream defaults", "I'll change".
 _PROPOSED = re.compile(r"\b(?:could|would|might|suggest\w*|propos\w*|example|e\.g\.|for instance|something like|"
                        r"option|alternatively|if you|i'd|i would|i'll|i will|going to|we could|should|needs? to|instead|"
-                       r"template|sample|old|before|previous\w*|was|were|had|wrong|broken|invalid|error|upstream|docs?|"
-                       r"documentation|defaults?|vendor|look like)\b|^\W*(?:add|create|put|append|insert|paste|use|set|"
-                       r"change|replace|update|edit|copy|save|write|make)\b", re.I)
+                       r"template|sample|upstream|docs?|documentation|defaults?|vendor|look like)\b|^\W*(?:add|create|put|"
+                       r"append|insert|paste|use|set|change|replace|update|edit|copy|save|write|make)\b", re.I)
+# An introduction that looks back ("the old file had", "before my change it was"), unless it says what holds now.
+_LOOKS_BACK = re.compile(r"\b(?:old|before|previous\w*|was|were|had|wrong|broken|invalid|error)\b", re.I)
 _BACKTICKED = re.compile(r"`[^`]*`")
 # A setting whose value is a credential, by its name or by a password inside a URL: never stored.
 _CREDENTIAL = re.compile(r"(?:pass(?:word|wd)?|secret|token|api_?key|private_?key|credential|auth|webhook|dsn|"
@@ -72,7 +73,8 @@ def config_findings(reply: str) -> list[Finding]:
         intro = _intro(reply, fence.start())
         path = _FILE_NAMED.search(intro)
         if info not in _CONFIG_LANGS or path is None or TEST_PATH.search(path.group(0)) \
-                or _PROPOSED.search(_BACKTICKED.sub(" ", intro)):  # a path's own words ("docs/") say nothing
+                or _PROPOSED.search(words := _BACKTICKED.sub(" ", intro)) \
+                or (_LOOKS_BACK.search(words) and not re.search(r"\bnow\b", words, re.I)):  # a path's own words say nothing
             continue
         context: list[str] = []
         taken = 0

@@ -505,7 +505,7 @@ _VERSION_TO = re.compile(
 _VERSION_CONTEXT = re.compile(
     r"\b(?:on|use[sd]?|using|upgrad\w*|bump\w*|pin\w*|target\w*|requir\w*|runs?|running|mov\w*|"
     r"migrat\w*|switch\w*|downgrad\w*|version|stay\w*|stick\w*|need\w*|standardi\w*|support\w*|"
-    r"now|is|are|please|pls|go(?:es|ing)?\s+to|went\s+to)\b",
+    r"now|is|are|please|pls)\b",
     _I,
 )
 _NAME_CANON = {"nodejs": "node", "node.js": "node", "golang": "go", "postgresql": "postgres",
@@ -518,10 +518,13 @@ _VERSION_DISPLAY = {"node": "Node", "python": "Python", "go": "Go", "typescript"
 # "we moved to ESP-IDF v5.3.1", "the boards run on NuttX 12.4". The name is capitalised or hyphenated, so a
 # plain noun ("to step 2.1") names nothing; a word of counting or measuring before the number is no name.
 _NAMED_VERSION_AFTER = re.compile(
-    r"\b(?:to|on|onto|with|use[sd]?|using)\s+(?P<name>(?-i:[A-Z][\w+]*(?:-[\w+]+)*|[a-z][\w+]*(?:-[\w+]+)+))"
+    r"^(?:(?:we're|we\s+are|i'm)\s+(?:now\s+)?(?=on\b)|(?:we|we've|we\s+have|i|i've)\s+(?:now\s+|just\s+|finally\s+)?"
+    r"(?:moved|migrated|switched|upgraded|bumped|updated|run|use)\s+(?:\w+\s+)?)(?:to|on|onto)\s+(?P<name>(?-i:[A-Z][\w+]*(?:-[\w+]+)*|[a-z][\w+]*(?:-[\w+]+)+))"
     rf"\s+v?(?P<ver>\d+\.\d+(?:\.\d+)?)(?![\w.])", _I)
+_WHEN_NAMES = frozenset("monday tuesday wednesday thursday friday saturday sunday january february march april may june july "
+                        "august september october november december q1 q2 q3 q4".split())
 _COUNTED = frozenset("step steps chapter section phase sprint release page line part item issue ticket round stage level "
-                     "version figure table node room floor".split())
+                     "version figure table node room floor build team pi".split())
 
 
 def extract_version(c: Clause) -> Finding | None:
@@ -533,7 +536,7 @@ def extract_version(c: Clause) -> Finding | None:
         match = pick(c.text, found)
         if match is None:
             named = _NAMED_VERSION_AFTER.search(c.text)
-            if named is None or named.group("name").lower() in _COUNTED | STOPWORDS:
+            if named is None or set(named.group("name").lower().split("-")) & (_COUNTED | STOPWORDS | _WHEN_NAMES):
                 return None
             raw, version = named.group("name"), named.group("ver")
             return Finding(f"{raw.lower()} version", normalize_belief(version), Kind.FACT, f"The project uses {raw} {version}.")
@@ -667,7 +670,7 @@ _KV = re.compile(
     r"(?:now\s+|currently\s+|at\s+)?"
     r"(?:set to\s+|changed to\s+|switched to\s+)?(?P<v>.+?)(?:\s+now)?$"
     r"|^(?P<s2>[\w][\w\s./-]{1,40}?)\s+(?:(?:was|were|has been|have been|got|is|are)\s+)?"
-    r"(?:moved|moves|changed|switched|switches|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+|up\s+|down\s+)?to\s+(?P<v2>.+)$"
+    r"(?:moved|changed|switched|bumped|set|updated|raised|lowered|increased|decreased|reduced)\s+(?:over\s+|back\s+|up\s+|down\s+)?to\s+(?P<v2>.+)$"
     r"|^(?:(?:i|we)(?:'ve| have)?\s+)?(?:set|change|changed|switch|switched|move|moved|bump|bumped|raise|raised|"
     r"lower|lowered|increase|increased|decrease|decreased|reduce|reduced|update|updated)\s+(?P<s3>[\w][\w\s./-]{1,40}?)"
     r"\s+(?:over\s+|back\s+)?(?:(?:from|off(?:\s+of)?)\s+(?P<old3>\S+)\s+)?(?:to|(?P<into>onto|into))\s+(?P<v3>.+)$"
@@ -744,6 +747,7 @@ _DONE_TO = re.compile(r"^(?!(?:bump|increas|decreas|rais|reduc|lower|upgrad|down
 _NAMED_VALUE = re.compile(
     r"^(?P<k>[a-z][a-z-]{1,20}(?:\s[a-z][a-z-]{1,20}){0,2})\s+"
     r"(?P<v>`[^`\s]+`|\d+(?:[x×.:]\d+)+[a-z]{0,3}|[a-z][\w-]*(?:\.[\w-]+)+\.[a-z]{2,}|(?:/|~/)[\w./~-]+|(?P<n>\d{2,}))$", _I)
+_NOT_OURS = frozenset("previous old former competitor competitors their ideally maybe set tested see check".split())
 _NOT_NAMED = frozenset("and or but so then with without from to of in on at by for as is are was were be the a an "
                        "about around over under after before since until every each per only just also".split())
 
@@ -761,10 +765,10 @@ def extract_named_value(c: Clause) -> Finding | None:
             continue
         if m.group("n") and words[-1] not in _ATTRIBUTE_HEADS:
             continue  # "tests 12", "errors 3": a count
-        if len(words) == 1 and words[0] in _ATTRIBUTE_HEADS:
-            continue  # "version 2.3.1", "port 8080": whose, the fragment does not say
+        if len(words) == 1 or words[-1] not in _ATTRIBUTE_HEADS or words[0] in _NOT_OURS:
+            continue  # "see docs.example.org", "version 2.3.1": a setting's own word names it, after what it is of
         value = m.group("v").strip("`")
-        if re.fullmatch(r"\d+(?:\.\d+)+|\d{1,2}:\d{2}", value) or (m.group("v").startswith("`") and words[-1] not in _ATTRIBUTE_HEADS):
+        if re.fullmatch(r"\d+(?:\.\d+){1,2}|\d{1,2}:\d{1,2}", value) or (m.group("v").startswith("`") and words[-1] not in _ATTRIBUTE_HEADS):
             continue  # a version is the version reader's, a clock time a schedule's; code needs a setting's own word
         return Finding(normalize_key(" ".join(words)), normalize_belief(value), Kind.FACT, cap(part) + ".")
     return None

@@ -197,7 +197,7 @@ def _named_as_command(command: str, around: str) -> bool:
 
 # Words before a command that say it is the one replaced (``rules_clause.EXCLUDED_BEFORE``, for commands).
 _REPLACED_BEFORE = re.compile(r"(?:\binstead of|\brather than|\(was|\bwas|\bused to be|\bno longer|\breplac\w*|"
-                              r"\bnot)\s+$", _I)
+                              r"\bnot|\b(?:the\s+)?(?:old|previous|former))\s+$", _I)
 
 
 # A determiner just before the code makes it a thing talked about, not a line to run: "the `node` from
@@ -536,7 +536,8 @@ def extract_convention(c: Clause) -> Finding | None:
         if key == "response language" and found:
             belief = normalize_belief(found.group(1))
         return Finding(key, belief, Kind.PREFERENCE, cap(_rule_text(c.text)) + ".", weight=0.05)
-    if (c.speaker == "user" and re.search(r"\b(?:always|never)\b", c.low) and len(c.low.split()) >= 3
+    if (c.speaker == "user" and re.search(r"\b(?:always|never)\b", re.sub(r"\b(?:as|like)\s+always\b", "", c.low))
+            and len(c.low.split()) >= 3
             and not _PAST.search(c.low) and not _NOT_A_RULE.search(c.low)):
         # an assistant's "never" describes the code it wrote; it sets no rule. Nor does the past:
         # "thursday builds were always rushed" is a complaint about what happened, not a convention.

@@ -335,7 +335,7 @@ def split_trailing_requests(sentences_: list[str]) -> list[str]:
 # An alternation for larger patterns (``rules_extract._DECLINED``, ``rules_diffs.ASKS``).
 ASKS_FIRST = r"should i|do you want|want me to"
 PROPOSAL = re.compile(
-    r"\b(?:floated|(?:floats|floating)(?!-|\s*[,.;:!?)]|\s*$|\s+(?:or|and|point|points|are|is|in|for|to|as|vs)\b)|"  # not the number type
+    r"\b(?:floated|(?:floats|floating)(?!-|\s*[,.;:!?)]|\s*$|\s+(?:or|and|point|points|in|for|to|as|vs)\b)|"  # not the number type
     r"suggested|suggests|suggesting|proposed|proposes|proposing|pitched|pitches|"
     r"pitching|brought up|brings up|raised the idea|toyed with|toying with|wants us to|wanted us to)\b", re.I)
 
@@ -574,8 +574,7 @@ _HYPOTHETICAL = re.compile(
     r"in theory|if we|if you(?!\s+(?:need|want|ever need)\b)|unless|whether)\b",
     re.I,
 )
-# "going to" before a name or a version is a move ("we're going to Zephyr 3.7"), not the future of a verb.
-_FUTURE = re.compile(r"\b(?:will|won't|shall|going to(?!\s+(?-i:[A-Z])|\s+v?\d)|gonna|we'll|i'll|should|want to|wanna)\b", re.I)
+_FUTURE = re.compile(r"\b(?:will|won't|shall|going to|gonna|we'll|i'll|should|want to|wanna)\b", re.I)
 _COMMITMENT = re.compile(r"\b(?:always|never|let's|lets|decided|must)\b", re.I)
 _ASSISTANT_SKIP = re.compile(
     r"^(?:i will|i'll|i am going to|i'm going to|let me|let's|next|now i'll|i can|i could|"

@@ -173,3 +173,5 @@ def test_a_version_written_with_a_v_is_the_version() -> None:
     from engine.grounding import occurs_whole
     assert occurs_whole("5.3.1", "we moved to Hydra-OS v5.3.1.")
     assert not occurs_whole("5.3.1", "build rev5.3.1 failed")  # a name's tail is not a lone "v"
+    assert occurs_whole("5.3.1", "tagged app-v5.3.1")
+    assert not occurs_whole("4", "uses actions/checkout@v4")  # a single number is no version

@@ -148,6 +148,14 @@ def test_a_retired_name_with_a_version_in_it_still_reaches_where_it_is_written()
     assert table.get(uses.memory_id).state == TrustState.SUPERSEDED
 
 
+def test_a_retired_whole_number_never_reaches_a_name_glued_to_it() -> None:
+    table = MemoryTable()
+    run(table, cand("The key size is 256 bits.", "key size", "256", t=T0, src=["u1"]))
+    glued = run(table, cand("Artifacts are hashed with sha256.", t=T0 + DAY, src=["u2"]))
+    run(table, cand("The key size is 384 bits.", "key size", "384", t=T0 + 2 * DAY, src=["u3"]))
+    assert table.get(glued.memory_id).state == TrustState.ACTIVE
+
+
 def test_a_retired_option_reaches_only_where_the_option_is_written() -> None:
     table = MemoryTable()
     run(table, cand("The worker runs `rq worker --jobs=3`.", "worker command", "--jobs=3", t=T0, src=["u1"]))

@@ -111,3 +111,8 @@ def test_a_long_line_of_spaces_is_read_in_linear_time() -> None:
     t0 = time.perf_counter()
     config_findings("`conf/a.toml`:\n\n```toml\na = x" + " " * 5000 + "y\n```\n")
     assert time.perf_counter() - t0 < 2.0
+
+
+def test_a_file_shown_as_it_now_reads_after_a_fix_is_read() -> None:
+    reply = "Fixed the wrong port, `conf/relay.toml` now reads:\n\n```toml\n[relay]\nlisten_port = 7420\n```\n"
+    assert [f.belief for f in config_findings(reply)] == ["7420"]
