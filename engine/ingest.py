@@ -112,8 +112,8 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 
 def _mentions(m: Memory, value: str) -> bool:
     """Whether ``m``'s text names ``value``: each of its tokens, or a part of one of its names ("8081" in
-    ``localhost:8081``, "redis" in ``RedisClient``). A whole number is never the tail of a name ("1000" is not in
-    "PT1000", "256" not in "sha256"), though a version may follow a tool's name in lower case ("3.11" in
+    ``localhost:8081``, "redis" in ``RedisClient``). A whole number is never the tail of a name ("2000" is not in
+    "PT2000", "256" not in "sha256"), though a version may follow a tool's name in lower case ("3.11" in
     ``python3.11``)."""
     toks = tokenize(value)
     if not toks or not all(t in set(tokenize(m.text)) for t in toks):

@@ -255,7 +255,7 @@ def extract_removal(c: Clause) -> Finding | None:
         if late or not neg:
             return late
     if neg and _MODAL_BEFORE.search(c.text[: neg.start()]):
-        return None  # "the column can be dropped later", "we could remove Redis": not removed yet
+        return None  # "the old table can be dropped later", "we could remove Redis": not removed yet
     negated = post[:1] or [m for m in techs if neg and m.start() >= neg.end() and m.start() - neg.end() <= 12]
     positive = [m for m in techs if m not in negated and not EXCLUDED_BEFORE.search(c.text[: m.start()])]
     if positive:
@@ -307,8 +307,8 @@ _CODEISH_THING = re.compile(r"[`./_\d]|\w-\w|[a-z][A-Z]|^[A-Z][\w-]*[A-Z]|^[A-Z]
 _PLAIN_MODIFIERS = re.compile(r"(?:ly|ful|ous|ive|ish|less|able|ible)$", _I)
 _PRONOUNS = frozenset("her him me you them it us myself yourself himself herself themselves one".split())
 # What a verb of removing takes that is no thing the project used: a part of a text being edited ("remove
-# the last sentence", "drop that paragraph"), a time ("can be dropped later"), a hedge or a count that
-# makes the verb an event ("the vpn dropped like 6 times").
+# the closing paragraph", "drop that sentence"), a time ("can be dropped later"), a hedge or a count that
+# makes the verb an event ("the tunnel dropped like 5 times").
 _TEXT_PARTS = frozenset("sentence sentences paragraph paragraphs word words line lines bullet bullets heading headings "
                         "section sections typo typos comma commas emoji emojis comment comments".split())
 _TIME_WORDS = frozenset("later soon eventually tomorrow today tonight yesterday meanwhile afterwards".split())
@@ -573,7 +573,7 @@ def extract_switch(c: Clause, replacing_only: bool = False) -> Finding | None:
     new = next(v for n in ("new", "new2", "new3", "new4", "new5", "new6", "new7") if (v := match.group(n)))
     what = match.group("what") or match.group("what4")
     if not what and any(MEASURE.match(v) or re.fullmatch(r"~?\d[\d.,:]*\s?[A-Za-z%]{0,3}", v) for v in (old, new)):
-        return None  # "went from 2m10s to 1m20s", "from 142 MB to 38 MB": a measurement, not a replaced tool
+        return None  # "went from 2m10s to 1m20s", "from 410 MB to 95 MB": a measurement, not a replaced tool
     category = tech_category(tech_name(new)) or tech_category(tech_name(old))
     if match.group("verb2") and (not category or any(v.split()[0].lower() in STOPWORDS for v in (old, new))):
         # "she lives in Berlin instead of Paris", "we write errors to a file instead of sentry": with any verb,
@@ -662,11 +662,11 @@ def _role(words: str, kind: str) -> str:
 
 
 # A thing the team keeps, by name, when no reading above knows what kind of tool it is: "no, we're staying on
-# Crashlytics", "we stick with tilekit for now". The name ends the clause (a time word may follow); idioms of
+# Bugsnap", "we stick with tilekit for now". The name ends the clause (a time word may follow); idioms of
 # keeping that name no thing ("stay on track", "stick to the plan") and words of function are no names.
 _KEPT_NAME = re.compile(rf"^(?:[^,;:]{{0,40}}[,;:]\s+)?(?i:(?:no|ok|okay|so|then|yeah|nah)[,.]?\s+)*(?P<who>(?i:we|i|the\s+team))(?i:'re|'m|\s+are|\s+am|\s+will|'ll)?\s+"
                         rf"(?i:{_KEEPING})\s+(?:`(?P<code>[^`\s]+)`|(?P<name>{_NAMED_WORD}|[a-z][\w+-]{{2,}})|"
-                        rf"the\s+(?P<named>{_NAMED_WORD}))"  # "the PG2": a name (not "the Monday standup")
+                        rf"the\s+(?P<named>{_NAMED_WORD}))"  # "the Nats2": a name (not "the Monday standup")
                         r"(?:\s+(?:for\s+now|then|anyway|after\s+all|as\s+is))?\s*[.!]?$")
 _NOT_KEPT = frozenset("track schedule course top topic plan plans budget call line point time it this that them course "
                       "script task target".split())

@@ -659,7 +659,7 @@ _LEAD_THING = re.compile(r"\b(?:the|our)\s+(?!(?:same|other|new|old|whole)\b)(?P
 
 
 def _antecedent(head: str, body: str) -> str:
-    """The body of a lead-in with "it" read as the thing the lead ends on: "rev C swaps the level sensor: it's a
+    """The body of a lead-in with "it" read as the thing the lead ends on: "board v2 swaps the level sensor: it's a
     VL53L1X now" -> "the level sensor is a VL53L1X now". Any other body is returned as it is."""
     it, thing = _IT_IS.match(body), _LEAD_THING.search(head)
     return f"the {thing.group('np')} is {body[it.end():]}" if it and thing else body

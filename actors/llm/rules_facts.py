@@ -515,7 +515,7 @@ _VERSION_DISPLAY = {"node": "Node", "python": "Python", "go": "Go", "typescript"
 
 
 # A name no list knows, with a version of two or three numbers, after a word of moving onto or being on it:
-# "we moved to ESP-IDF v5.3.1", "the boards run on NuttX 12.4". The name is capitalised or hyphenated, so a
+# "we moved to Hydra-OS v5.3.1", "we're on NuttX 12.4 now". The name is capitalised or hyphenated, so a
 # plain noun ("to step 2.1") names nothing; a word of counting or measuring before the number is no name.
 _NAMED_VERSION_AFTER = re.compile(
     r"^(?:(?:we're|we\s+are|i'm)\s+(?:now\s+)?(?=on\b)|(?:we|we've|we\s+have|i|i've)\s+(?:now\s+|just\s+|finally\s+)?"
@@ -581,7 +581,7 @@ _LOC_MOVE = re.compile(
 
 
 _COUNT_BEFORE = re.compile(r"\d[\d.,]*\+?\s*$")
-_UNIT = re.compile(r"[KMGTP]i?B|[kmgt]b|bytes?|%|percent|ms|s|secs?|mins?|hours?|days?", _I)  # "380 GB is in ..."
+_UNIT = re.compile(r"[KMGTP]i?B|[kmgt]b|bytes?|%|percent|ms|s|secs?|mins?|hours?|days?", _I)  # "212 GB is in ..."
 
 
 def _location_subject(c: Clause) -> tuple[str, str] | None:
@@ -634,7 +634,7 @@ def extract_location(c: Clause) -> Finding | None:
         return None
     at = c.text.find(raw_subject)
     if at > 0 and _COUNT_BEFORE.search(c.text[:at]) and _UNIT.fullmatch(raw_subject.strip()):
-        return None  # "380 GB is in /var/lib/pg_wal": a quantity found somewhere, not a thing's home
+        return None  # "212 GB is in /data/wal": a quantity found somewhere, not a thing's home
     path = raw_path.rstrip(".,;")
     verb = "live" if subject.lower().endswith("s") and not subject.lower().endswith("ss") else "lives"
     return Finding(f"{subject} location", normalize_belief(path), Kind.FACT, f"The {subject} {verb} in {path}.")
@@ -701,7 +701,7 @@ _NOT_VALUE_START = frozenset(
     "in on at a an not being still also very so too really already actually just about around roughly "
     "only probably usually mostly".split()
 )
-# An indefinite article and a name with a digit in it: a model or part number ("a PT1000", "an ESP32-S3", "a t3.large").
+# An indefinite article and a name with a digit in it: a model or part number ("a VL53L4CD", "an RP2350", "a t3.large").
 _A_SHAPED_NAME = re.compile(r"^an?\s+(?P<v>[A-Za-z][\w.+-]*\d[\w.+-]*(?<![.,-]))"
                             r"(?=\s*$|[,;.]|\s+(?:over|on|in|at|via|with|from|for|behind|instead|rather|and|now)\b)")  # not "a P2 incident"
 _HOSTNAME = re.compile(r"`?[a-z][\w-]*(?:\.[\w-]+)*\.(?:internal|local|com|net|org|io|dev|app|cloud|lan)`?", _I)
@@ -740,8 +740,8 @@ _DONE_TO = re.compile(r"^(?!(?:bump|increas|decreas|rais|reduc|lower|upgrad|down
                       r"behind|per|every|each|once)\b", _I)
 
 
-# A verbless "<name of a setting> <value>" fragment, as terse chat and lists type facts: "app id 2786140",
-# "base resolution 480x270", "broker port 8883". The value has a shape no word has (digits joined by x, dots or
+# A verbless "<name of a setting> <value>" fragment, as terse chat and lists type facts: "app id 3140912",
+# "mirror host pkgs.example.org", "sandbox port 18443". The value has a shape no word has (digits joined by x, dots or
 # colons, a host, a path, code); a bare number only after an attribute's own word ("id", "port"), since "tests 12"
 # counts something. The fragment is the clause or one of its comma-separated parts.
 _NAMED_VALUE = re.compile(
@@ -753,7 +753,7 @@ _NOT_NAMED = frozenset("and or but so then with without from to of in on at by f
 
 
 def extract_named_value(c: Clause) -> Finding | None:
-    """A setting named and valued without a verb ("app id 2786140"): the fragment as said, keyed by its name."""
+    """A setting named and valued without a verb ("app id 3140912"): the fragment as said, keyed by its name."""
     if c.speaker != "user":
         return None
     for part in re.split(r",\s+", c.text.rstrip(" .!")):
@@ -825,7 +825,7 @@ def extract_kv(c: Clause) -> Finding | None:
     if SPEECH_VERBS & set(words):
         return None  # "Ana complains the build is slow": a report of what someone says, no setting's name
     named = _A_SHAPED_NAME.match(value)
-    if named:  # "the amp is a MAX31855 on SPI": the part's name, not "a" anything ("a race condition" stays out)
+    if named:  # "the level probe is a VL53L4CD on I2C": the part's name, not "a" anything ("a race condition" stays out)
         value = named.group("v")
     value_words = value.lower().split()
     if _EVENT.match(value) or value.rstrip().endswith(":"):

@@ -200,9 +200,9 @@ _REPLACED_BEFORE = re.compile(r"(?:\binstead of|\brather than|\(was|\bwas|\bused
                               r"\bnot|\b(?:the\s+)?(?:old|previous|former))\s+$", _I)
 
 
-# A determiner just before the code makes it a thing talked about, not a line to run: "the `node` from
-# `eas.json`", "on the first `cargo` call", "a `make` target"; so does a verb of depending on it ("the image
-# needs `cmake`": a dependency).
+# A determiner just before the code makes it a thing talked about, not a line to run: "the `python` from
+# `.tool-versions`", "on the first `cargo` call", "a `make` target"; so does a verb of depending on it ("the image
+# needs `protoc`": a dependency).
 _THING_BEFORE = re.compile(r"\b(?:(?:the|a|an|this|that|its|their|our|first|every|each)\s+(?:first\s+|same\s+|new\s+|old\s+)?|"
                            r"(?:needs?|requires?|depends\s+on|wraps|bundles|ships(?:\s+with)?)\s+(?:only\s+)?)$", _I)
 
@@ -219,7 +219,7 @@ def extract_command(c: Clause) -> Finding | None:
         if _REPLACED_BEFORE.search(c.text[: span.start()]):
             continue  # "`just sync` instead of `make deps`", "(was `make t`)": the command replaced
         if command[:1].isdigit() or (" " not in command and _THING_BEFORE.search(c.text[: span.start()])):
-            continue  # "a timestamp (`2025-07-14 12:00:00`)", "the `node` from `eas.json`": a value or a thing named
+            continue  # "a timestamp (`2024-01-09 06:30:00`)", "the `python` from `.tool-versions`": a value or a thing named
         if not (STARTS_EXE.match(command) or _named_as_command(command, c.text[: span.start()] + c.text[span.end() :])):
             continue
         # The purpose stated just before this command ("lint with `...`"), else the command's

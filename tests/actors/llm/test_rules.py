@@ -1475,7 +1475,7 @@ def test_a_quantity_found_in_a_place_is_no_thing_that_lives_there() -> None:
 
 
 def test_code_a_build_depends_on_is_no_command() -> None:
-    said = "The client library wraps a C core, so the container build needs `cmake` and `pkg-config`."
+    said = "The client library wraps a C core, so the container build needs `protoc` and `pkg-config`."
     assert not [c for c in extract("why is the image so big?", said) if c.key.endswith("command")]
 
 
@@ -1513,7 +1513,7 @@ def test_the_person_for_an_area_is_its_owner(said: str, key: str, who: str) -> N
 
 
 @pytest.mark.parametrize("said", ["Marco does not like the new layout", "Sara is our tech lead", "Omar is our main contact",
-                                  "Ana handles the rest", "Nginx handles TLS for the api", "Lena is the best person for this"])
+                                  "Ana handles the rest", "Nginx handles TLS for the api", "Wren is the best person for this"])
 def test_a_person_who_does_not_do_something_owns_nothing(said: str) -> None:  # negative controls
     assert not [c for c in extract(said) if c.key.endswith("owner")]
 
@@ -1549,7 +1549,7 @@ def test_floats_the_number_type_is_no_proposal() -> None:
 
 @pytest.mark.parametrize("said,key,belief", [
     ("we moved to NuttX v12.4 today", "nuttx version", "12.4"),
-    ("we're on Kessel-OS 3.2 now", "kessel os version", "3.2"),
+    ("we're on Tarn-OS 3.2 now", "tarn os version", "3.2"),
 ])
 def test_a_version_of_a_name_no_list_knows_is_read(said: str, key: str, belief: str) -> None:
     c = only(said)
@@ -1567,15 +1567,15 @@ def test_a_counted_noun_a_plan_or_another_party_with_a_number_is_no_version(said
 
 
 def test_a_floated_idea_is_still_a_proposal() -> None:  # positive control for the number type above
-    assert not [c for c in extract("Jonas floated ScyllaDB for the event store") if "scylla" in c.belief]
+    assert not [c for c in extract("Tove floated ScyllaDB for the event store") if "scylla" in c.belief]
 
 
 @pytest.mark.parametrize("said", [
     "if we go with option B: the db is Postgres 16",
     "todo for next week: the api timeout is 60s",
     "wishlist: the build box is a c7i.4xlarge",
-    "rev C might swap the amp: it's a MAX31856",
-    "the other vendor ships the same amp: it's a MAX31855",
+    "rev D might swap the probe: it's a VL53L4CD",
+    "the other vendor ships the same probe: it's a VL53L1X",
 ])
 def test_a_lead_in_that_plans_wishes_or_looks_elsewhere_states_nothing(said: str) -> None:
     assert not [c for c in extract(said) if not c.negated], extract(said)
