@@ -379,7 +379,8 @@ _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(_PERSON_ANY + r"\s+is\s+(?:now\s+)?(?:our|the)\s+(?!(?:main|best|right|only|new|old|first|usual|"
                r"go-to|tech|team|other|same|default|primary|contact)\b)(?P<what>[\w][\w\s./-]{1,30}?)\s+"
                r"(?:person|guy|contact|expert|specialist)\b"),
-    re.compile(_PERSON_ANY + r"\s+is\s+(?:now\s+)?(?:our|the)\s+go-?to\s+(?:person\s+)?for\s+(?P<what>.+)$"),
+    re.compile(_PERSON_ANY + r"\s+is\s+(?:now\s+)?(?:our|the)\s+(?:go-?to|one|person|contact)\s+(?:person\s+)?for\s+"
+               r"(?:all\s+|any\s+|the\s+)?(?P<what>.+)$"),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+" + _PERSON_ANY),
     re.compile(r"\b(?i:(?:owner|maintainer)\s+of)\s+(?P<what>.+?)(?i:\s+(?:is|=|:)\s+(?:now\s+)?)" + _PERSON_ENDING),
     re.compile(r"\b(?i:ownership\s+of)\s+(?P<what>.+?)(?i:\s+(?:has\s+)?(?:passed|went|moved|was handed|was transferred|"

@@ -1506,6 +1506,7 @@ def test_it_after_a_lead_in_is_the_thing_the_lead_ends_on() -> None:
 @pytest.mark.parametrize("said,key,who", [
     ("Oskar is our networking person, he sets up the VPNs", "networking owner", "oskar"),
     ("Priya is the go-to for the billing exports", "billing exports owner", "priya"),
+    ("and Tomas is the one for all DNS and certificate things, ask him", "dns owner", "tomas"),
 ])
 def test_the_person_for_an_area_is_its_owner(said: str, key: str, who: str) -> None:
     c = only(said)
