@@ -312,7 +312,7 @@ _PRONOUNS = frozenset("her him me you them it us myself yourself himself herself
 _TEXT_PARTS = frozenset("sentence sentences paragraph paragraphs word words line lines bullet bullets heading headings "
                         "section sections typo typos comma commas emoji emojis comment comments".split())
 _TIME_WORDS = frozenset("later soon eventually tomorrow today tonight yesterday meanwhile afterwards".split())
-_TIME_AFTER = re.compile(r"(?:\s+(?:later|soon|eventually|tomorrow|today|tonight|yesterday|afterwards))+$", _I)
+_TIME_AFTER = re.compile(rf"(?:\s+(?:{'|'.join(sorted(_TIME_WORDS))}))+$", _I)  # a time word closing the thing
 _HEDGES = frozenset("like around roughly nearly almost approximately".split())
 _COUNTED_TIMES = re.compile(r"\b(?:\d+|two|three|four|five|several|many|a few|a couple of)\s+times\b|\b(?:twice|once)\b", _I)
 # A modal before the verb makes the removal a possibility or a proposal: "X can be dropped", "we could remove X".

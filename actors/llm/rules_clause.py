@@ -50,7 +50,6 @@ WHEN_SAID = (
     r"(?:(?<!\s)\s+(?:(?:as\s+of|since|starting)\s+)?(?:a\s+while\s+ago|a\s+(?:few|couple\s+of)\s+(?:days|weeks|months)\s+ago|"
     r"(?:last|this|earlier\s+this)\s+(?:week|sprint|month|quarter|year|release|cycle)|yesterday|today|recently|"
     r"already|earlier|at\s+last|finally|for\s+good|now|from\s+now\s+on|going\s+forward|these\s+days|"
-    r"over\s+the\s+weekend|yesterday\s+(?:morning|afternoon|evening)|last\s+night|earlier\s+today|"
     r"on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
     r"in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)))?")
 
