@@ -339,6 +339,27 @@ def names_key(item: Shortlisted, asked: set[str], r: RetrievalSettings) -> bool:
     return all(set(tokenize(w, fold=True)) & asked for w in words)
 
 
+# The noun a question asks for after its wh-word ("what framework is X on?", "which region do we deploy to?"):
+# the kind of value it wants. Not an auxiliary or a pronoun ("what is", "which one", "what we").
+_ASKED_KIND = re.compile(r"\b(?:what|which)\s+(?!(?:is|are|was|were|do|does|did|should|can|could|would|will|has|have|"
+                         r"one|ones|of|if|about|else|kind|sort|type|we|you|i|they|it|the|a|an|our)\b)(?P<kind>[a-z][\w-]*)\b", re.I)
+
+
+def asked_kinds(query: str) -> frozenset[str]:
+    """The folded kinds of value ``query`` asks for by name (``_ASKED_KIND``)."""
+    return frozenset(t for m in _ASKED_KIND.finditer(query) for t in tokenize(m.group("kind"), fold=True))
+
+
+def names_kind(item: Shortlisted, kinds: frozenset[str], r: RetrievalSettings) -> bool:
+    """Whether the question asks for a value of the kind the memory's key names ("what framework is the api on?"
+    against ``backend framework``), and the memory is loosely about it (``key_anchor_min_cos``). A key whose kind
+    is a kind of value shape (``SHAPE_KINDS``: a clause kept as said) tells nothing."""
+    kind = key_kind(item.memory.key)
+    if not kinds or not kind or kind in SHAPE_KINDS or item.cos < r.key_anchor_min_cos:
+        return False
+    return bool(set(tokenize(kind, fold=True)) & kinds)
+
+
 # Keys whose value is a person: a reading of who owns a thing (``payments owner``).
 _PERSON_KINDS = frozenset({"owner"})
 
@@ -537,8 +558,9 @@ def select(query: str, shortlist: Sequence[Shortlisted], *, project: str, settin
     strong = {it.memory.id for _, it in passed}  # the shape is weaker evidence: it only fills what is left
     by_shape = [(sg, it) for sg, it in scored if it.memory.id not in strong and answers_shape(it, shapes, r)]
     taken = strong | {it.memory.id for _, it in by_shape}
+    kinds = asked_kinds(query) if r.key_anchor else frozenset()
     by_key = [(sg, it) for sg, it in scored
-              if r.key_anchor and it.memory.id not in taken and names_key(it, folded, r)]
+              if r.key_anchor and it.memory.id not in taken and (names_key(it, folded, r) or names_kind(it, kinds, r))]
     weak = by_shape + by_key  # weaker evidence than the gate's: they only fill what is left, and hide nothing
     shaped = frozenset(it.memory.id for _, it in weak)
     passed += weak

@@ -631,8 +631,12 @@ _ROLE_CHOICE = (
     # none); a role said again after the thing is the role ("for the rollout we picked X as the gate")
     re.compile(rf"^(?i:for|as)\s+(?P<article>(?i:the|our)\s+)?(?P<role1>{_ROLE_WORD}(?:\s+{_ROLE_WORD})?),?\s+{_CHOSEN}"
                rf"(?:{_ROLE_AFTER})?"),
-    # "we use the K9 board for the gateway", "we picked Halyard-2 as the planner"
-    re.compile(rf"^{_CHOSEN}(?:\s+(?P<kind>[a-z][a-z-]{{2,}}))??{_ROLE_AFTER}"),
+    # "we use the K9 board for the gateway", "we picked Halyard-2 as the planner"; "decided to go with X as the proxy"
+    re.compile(rf"^(?:{_USER}{_USING}|(?i:decided\s+to\s+(?:go\s+with|use)))\s+(?i:the\s+|an?\s+)?{_THING_SAID}"
+               rf"(?:\s+(?P<kind>[a-z][a-z-]{{2,}}))??{_ROLE_AFTER}"),
+    # "tokenizer decision: we're going with X": a lead-in that names what the decision was about
+    re.compile(rf"^(?P<article>(?i:the\s+|our\s+)?)(?P<role1>{_ROLE_WORD}(?:\s+{_ROLE_WORD})?)\s+(?i:decision|choice)\s*:\s+"
+               rf"{_CHOSEN}(?=\s*(?:$|[,.;:!(]))"),
 )
 # "Halyard-2 is our planner": the named thing first, by its shape only (a capital opening the sentence names
 # nothing), and "our" ("PR-42 is the culprit" says what went wrong, not what the project uses).
@@ -702,7 +706,7 @@ def extract_role(c: Clause) -> Finding | None:
         return None  # a number is a quantity; a known tool is ``extract_choice``'s
     words = groups.get("role2") or groups.get("role1") or ""
     kind = groups.get("kind") or ""
-    if groups.get("role1") and not groups.get("role2") and not groups.get("article"):
+    if groups.get("role1") and not groups.get("role2") and groups.get("article") is None:
         return None  # "for starters we use X", "as discussed, we went with X": a fronted phrase without an article
     if kind:
         kind = _singular(kind.lower())
@@ -716,3 +720,38 @@ def extract_role(c: Clause) -> Finding | None:
     text = cap(c.text[: m.end()].rstrip(" ,;:.!")) + "."
     kind_of = Kind.DECISION if (c.changed or DECISION.search(c.low)) else Kind.FACT
     return Finding(key, normalize_belief(thing), kind_of, text)
+
+
+# A part of the project and the named thing it uses, which no vocabulary knows: "the feed uses `img_cache`",
+# "our scheduler is using Quartz.NET for the nightly runs". The subject after "the" or "our" (one to three words),
+# the name in code or with the shape of an identifier (``_SHAPED_WORD``), then at most what it is used for. The name closes the clause, or a comma follows it.
+_USES_NAME = re.compile(
+    rf"^(?:[Tt]he|[Oo]ur)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){{0,2}}?)\s+(?:now\s+)?(?:uses|use|(?:is|are)\s+(?:now\s+)?using)\s+"
+    rf"(?P<name>`[^`(]+`|{_SHAPED_WORD})"
+    r"(?:\s+(?:for|as)\s+(?:the\s+|its\s+|their\s+)?(?P<purpose>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?))?"
+    r"\s*(?=$|[,.;]|\s+(?:but|and|so|which)\b)")  # case-sensitive: the name's shape is in its case
+# What code is made of, described in a reply ("the handler uses `ctx`", "this test uses `tmp_path`"): no
+# part of the project that a later session asks about.
+_CODE_PARTS = frozenset("function functions method methods handler handlers test tests loop class classes query queries "
+                        "call calls request requests line lines code snippet snippets patch script version fixture "
+                        "fixtures helper helpers mock mocks example examples variable variables file files".split())
+
+
+def extract_uses_name(c: Clause) -> Finding | None:
+    """A part of the project using a named thing that no vocabulary holds (``_USES_NAME``), keyed by the part and
+    what the thing is for when the clause says it."""
+    m = _USES_NAME.match(c.text)
+    if m is None:
+        return None
+    words = m.group("np").lower().split()
+    purpose = (m.group("purpose") or "").lower().split()
+    if words[0] in NOT_SUBJECTS or words[-1] in _CODE_PARTS or any(w in STOPWORDS for w in words + purpose):
+        return None
+    name = m.group("name").strip("`")
+    if STARTS_EXE.match(name) or TECH_PATTERN.fullmatch(name):
+        return None  # a command, or a tool ``extract_choice`` reads with its category
+    said = c.text[: m.end()].rstrip(" ,;.")
+    # Without a purpose the part may use many things ("the app uses go_router", later "the app uses riverpod"):
+    # no key, so that one never replaces the other; the recall's pair rule still tells two versions apart.
+    key = normalize_key(" ".join(words + purpose)) if purpose else ""
+    return Finding(key, normalize_belief(name), Kind.FACT, cap(said) + ".")

@@ -24,6 +24,7 @@ from actors.llm.rules_answers import answered_fact
 from actors.llm.rules_choices import (
     REMOVAL,
     extract_choice,
+    extract_uses_name,
     extract_kept,
     extract_removal,
     extract_replacement,
@@ -584,7 +585,7 @@ def _labelled(c: Clause) -> Finding | None:
 
 EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_replacement, extract_command, extract_port, extract_branch, extract_env, extract_setting, extract_host,
-    extract_version, extract_removal, extract_choice, extract_role, extract_kept, extract_location, extract_destination, extract_owner, extract_deadline,
+    extract_version, extract_removal, extract_choice, extract_role, extract_uses_name, extract_kept, extract_location, extract_destination, extract_owner, extract_deadline,
     _clock_time, extract_convention, extract_switch, extract_quantity, extract_kv, extract_named_value, extract_called, _labelled, _reported, _note, _document_line,
 )
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
@@ -619,12 +620,64 @@ def _denied(value: str, clause: str) -> bool:
     return at > 0 and bool(_DENIAL.search(normalize_text(clause)[:at]))
 
 
+# A change in shorthand: "db port 5432 -> 6432", "bumped node 18 → 20", "ncs -> v2.7.0". One arrow outside code,
+# a value right after it; what stands before it is the old value, the subject, or both.
+_UNIT = r"\s?(?i:ms|s|secs?|mins?|h|hrs?|d|days?|[kmgt]i?b|kg|g|mg|km|cm|mm|m|mv|ma|v|a|kw|w|[kmg]?hz|%|px|rpm)(?![\w.])"
+_ARROW = re.compile(rf"^(?P<left>[^`]*?)(?P<old>(?<![\w.])\d+(?:[.,]\d+)*{_UNIT}|[\w.:/@+-]*\w)(?:\s+(?:->|=>)\s+|\s*→\s*)"
+                    rf"(?P<new>`[^`\s]+`|\d+(?:[.,]\d+)*{_UNIT}|[\w.:/@+-]*\w)"
+                    r"(?P<rest>(?:[\s,;.)(].*)?)$", re.S)
+_ARROWS = re.compile(r"->|→|=>")
+_VERSION_LIKE = re.compile(r"v?\d+\.\d+", _I)
+_DETERMINER = re.compile(r"(?:the|our|my|their|his|her|its|a|an)\s", _I)
+_CHANGE_VERB = re.compile(r"\b(?:bump|upgrad|downgrad|mov|switch|chang|migrat|updat|rais|lower|set|renam|swapp?)\w*\s", _I)
+
+
+def arrow_change(text: str) -> tuple[str, ...]:
+    """A user's shorthand change with an arrow, written out in the words the readings know (a remark after a comma
+    split off as a clause of its own): "SUBJECT OLD -> NEW"
+    as "bumped SUBJECT from OLD to NEW" (a number or version) or "changed SUBJECT from OLD to NEW" (a word), the
+    user's own verb kept when one stands before the subject; "SUBJECT -> NEW" as "bumped / changed SUBJECT to NEW".
+    The word before the arrow is the old value when it has the new value's shape (both with digits), or when a
+    subject of its own stands before it. A sequence of steps ("build → test → ship", more than one arrow), or an
+    arrow with no subject or no value after it, is no change."""
+    if len(_ARROWS.findall(text)) != 1:
+        return (text,)
+    m = _ARROW.match(text)
+    if m is None:
+        return (text,)
+    left, old, new, rest = m.group("left"), m.group("old"), m.group("new"), m.group("rest")
+    if new.lower() in STOPWORDS or old.lower() in STOPWORDS or re.search(r"\b(?:is|are|was|were)\s*$", left, _I):
+        return (text,)  # "the port is 8080 -> no wait": no value after the arrow
+    cut = max(left.rfind(ch) for ch in ":;,)(") + 1
+    before, subject = left[:cut], left[cut:].strip()
+    digits = bool(re.search(r"\d", new))
+    is_old = (digits and bool(re.search(r"\d", old))) or (bool(subject) and not digits)
+    if not is_old:
+        if not subject and not digits:
+            return (text,)  # "jest -> vitest": one thing for another, which the readings of a swap know
+        subject = f"{subject} {old}".strip()
+    if not subject:
+        return (text,)  # "5432 -> 6432": nothing says what changed
+    if _CHANGE_VERB.search(subject):
+        verb = ""  # "bumped node 18 → 20": the user's own verb
+    elif digits and (len(subject.split()) == 1 or _VERSION_LIKE.match(new)):
+        verb = "bumped "  # "node 18 -> 20", "ncs -> v2.7.0": a version
+    else:
+        verb = "changed " if len(subject.split()) == 1 or _DETERMINER.match(subject) else "changed the "
+    change = f"{verb}{subject} from {old} to {new}" if is_old else f"{verb}{subject} to {new}"
+    said = f"{before}{' ' if before else ''}{change}"
+    remark = re.match(r"\s*,\s*(?P<r>\S.*)$", rest, re.S)  # "..., less ops work": a clause of its own
+    return (said, remark.group("r")) if remark else (said + rest,)
+
+
 # A decision announced before what was decided: "we decided: ...", "decision from the call: ...",
 # "we agreed that ...". What follows is the statement, and it holds although it may be in the future
 # tense ("the sync window will be 45 minutes").
 _DECIDED_PREFIX = re.compile(r"^(?:we|i|they|the team)\s+(?:have\s+)?(?:decided|agreed)(?:\s+that|\s+to(?=\s+[a-z]+\s))?\s+(?=\S+\s+\S+\s+\S)", _I)
 _DECIDED_HEAD = re.compile(r"\b(?:we|i|they|the team)\s+(?:have\s+|finally\s+)?(?:decided|agreed)$", _I)
 _DECISION_WORD = re.compile(r"\b(?:decided|decision|agreed|final)\b", _I)
+# A lead-in that names the subject of the decision: "backbone decision", "the queue choice".
+_ABOUT_HEAD = re.compile(r"^(?:the\s+|our\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*)?\s+(?:decision|choice)$", _I)
 
 
 def _decided(text: str) -> tuple[str, bool]:
@@ -643,6 +696,8 @@ def _decided(text: str) -> tuple[str, bool]:
         return text, False  # other lead-ins ("heads up:", "from the call:") are left to the readings
     if len(lead.group("body").split()) < 3:
         return text, False
+    if _ABOUT_HEAD.match(lead.group("head").strip()):
+        return text, True  # "backbone decision: we're going with X": the lead-in names what was decided on
     return lead.group("body"), True
 
 
@@ -654,6 +709,8 @@ _FILE_LEAD = re.compile(r"^(?:`(?:[\w.-]+/)*[\w.-]+\.\w{1,5}`|(?:[\w.-]+/)+[\w.-
 # A lead-in that says what follows does not hold (yet, here): a plan, a wish, an option, another party's product.
 _NOT_A_REPORT = re.compile(r"\b(?:todo|to-do|plan\w*|wish\w*|ideas?|options?|proposals?|consider\w*|maybe|"
                            r"competitor\w*|example|hypothetic\w*|draft|someday|later|might|may|could|would)\b", _I)
+# A clause that opens on its own subject: a determiner and a word ("the loggers ...", "our staging box ...").
+_OWN_SUBJECT = re.compile(r"^(?:the|our|all|every|each)\s+[a-z][\w-]*", _I)
 _IT_IS = re.compile(r"^it(?:'s|’s|\s+is)\s+(?:now\s+)?", _I)
 _LEAD_THING = re.compile(r"\b(?:the|our)\s+(?!(?:same|other|new|old|whole)\b)(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})\s*$", _I)
 
@@ -674,15 +731,23 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
     opened = decision = False
     out: list[Finding] = []
     label = _LABELLED.match(sentence) if in_list and speaker == "assistant" else None
-    for n, said in enumerate(clauses(sentence)):
+    said_parts = [q for p in clauses(sentence) for q in (arrow_change(p) if speaker == "user" else (p,))]
+    for n, said in enumerate(said_parts):
         labelled = label is not None and n > 0 and not _LABELLED.match(said)
         # "| Hosting | Render; previews deploy with `render preview` |": each clause of a labelled line is read under its
         # label, and as said when the label leaves it no statement ("- Next steps: rerun seeds; the db is now X")
         variants = (f"{label.group('label').strip()}: {said}", said) if label is not None and labelled else (said,)
         lead = _LEAD_IN.match(said) if label is None and speaker == "user" else None
-        if lead is not None and len(lead.group("head").split()) <= 6 and len(lead.group("body").split()) >= 3 \
+        if lead is not None and len(lead.group("head").split()) <= 10 and len(lead.group("body").split()) >= 3 \
                 and is_statement(lead.group("head"), False) and not _NOT_A_REPORT.search(lead.group("head")):
-            variants = (said, _antecedent(lead.group("head"), lead.group("body")))  # "news from the bench: the amp is X"
+            if _OWN_SUBJECT.match(lead.group("body")) and len(lead.group("head").split()) >= 3 \
+                    and not _VALUE_SHAPE.search(" " + lead.group("head")):
+                # "background from the vendor call: the loggers are X": the body names its own subject, so no
+                # key spans the colon; a lead-in of three words or more is where it was heard (a shorter one
+                # qualifies what follows: "staging: the api listens on 7070")
+                variants = (lead.group("body"), said)
+            elif len(lead.group("head").split()) <= 6:
+                variants = (said, _antecedent(lead.group("head"), lead.group("body")))  # "news from the bench: it's X"
         for part in variants:
             before = len(out)
             if len(part) > MAX_CLAUSE_CHARS:

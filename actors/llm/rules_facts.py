@@ -527,12 +527,18 @@ _COUNTED = frozenset("step steps chapter section phase sprint release page line 
                      "version figure table node room floor build team pi".split())
 
 
+# What another thing supports or works with ("Livewire 3.5 supports Laravel 10 and 11", "tested against
+# node 18"): a range it is compatible with, not the version the project is on.
+_COMPATIBLE_BEFORE = re.compile(r"\b(?:supports?|supported|support\s+for|compatible\s+with|works\s+with|"
+                                r"tested\s+(?:on|with|against))\s+(?:both\s+)?$", _I)
+
+
 def extract_version(c: Clause) -> Finding | None:
     if not _VERSION_CONTEXT.search(c.low):
         return None
     match = _VERSION_TO.search(c.text)
     if match is None:
-        found = list(_VERSION.finditer(c.text))
+        found = [m for m in _VERSION.finditer(c.text) if not _COMPATIBLE_BEFORE.search(c.text[: m.start()])]
         match = pick(c.text, found)
         if match is None:
             named = _NAMED_VERSION_AFTER.search(c.text)
@@ -774,6 +780,10 @@ def extract_named_value(c: Clause) -> Finding | None:
     return None
 
 
+# The possessive pronouns of a third party (a closed class of English): a subject they open is someone else's.
+_OTHERS_POSSESSIVE = frozenset({"his", "her", "their"})
+
+
 def extract_kv(c: Clause) -> Finding | None:
     if c.speaker == "assistant" and not (c.changed or CHANGE.search(c.text)):
         return None
@@ -822,6 +832,8 @@ def extract_kv(c: Clause) -> Finding | None:
     words = subject.lower().split()
     if not words or words[0] in NOT_SUBJECTS or len(words) > 5 or not value:
         return None
+    if words[0] in _OTHERS_POSSESSIVE:
+        return None  # "his test gateway is set up for X": someone else's thing, not the project's
     if SPEECH_VERBS & set(words):
         return None  # "Ana complains the build is slow": a report of what someone says, no setting's name
     named = _A_SHAPED_NAME.match(value)

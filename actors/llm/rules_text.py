@@ -33,7 +33,7 @@ _ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|approx|incl|resp|esp|a\.k\.
 _BACKTICK = re.compile(r"`[^`\n]+`")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _CLAUSE_SPLIT = re.compile(
-    r"\s*;\s*|\s+(?:--|—|–|·)\s+"
+    r"\s*;\s*|\s+(?:--|—|–|·)\s+|\s+\d{1,2}\)\s+(?=\w)"  # an item of an inline list: "three things: 1) ... 2) ..."
     r"|,\s+and\s+|,?\s+(?:and|but)\s+(?=(?:also\s+|then\s+|now\s+)?(?:the|we|we're|we've|our|i|i've|i'm|"
     r"from now on|let's|use|it's|they|you)\b)"
     r"|,\s+(?=(?:but\s+)?(?:now|we|we're|our|the)\s+\w+(?:\s+\w+)?\s+(?:is|are|now|lives?|runs?|listens?|uses?|use)\b)",

@@ -562,6 +562,28 @@ def test_a_key_names_its_subject_only_whole() -> None:
     assert _ask("which bucket do uploads go to?", [short(answer, low)], s=off).context != ""
 
 
+@pytest.mark.parametrize(("query", "text", "key"), [
+    ("the infra team keeps pitching nomad, which orchestrator do we actually run?", "We run everything on k3s.",
+     "cluster orchestrator"),
+    ("what registry do the images go to", "Images are pushed to harbor.acme.lan.", "image registry"),
+])
+def test_a_question_asking_for_a_keys_kind_lets_it_in(query: str, text: str, key: str) -> None:
+    """"Which orchestrator ...?" asks for a value of the kind the key ends on (``cluster orchestrator``) although
+    it names none of the key's other words; the memory must still be loosely about the question."""
+    answer = mem(text, key, "x")
+    low = S.retrieval.key_anchor_min_cos + 0.02
+    off = S.model_copy(update={"retrieval": S.retrieval.model_copy(update={"shape_anchor": False})})
+    assert text in _ask(query, [short(answer, low)], s=off).context
+    assert _ask(query, [short(answer, S.retrieval.key_anchor_min_cos - 0.05)], s=off).context == ""
+    # the kind named outside a wh-phrase, or another kind asked, lets nothing in
+    kind = key.split()[-1]
+    assert _ask(f"the {kind} thing again, sigh", [short(answer, low)], s=off).context == ""
+    assert _ask("which owner signs off on it?", [short(answer, low)], s=off).context == ""
+    # a key that ends on the shape of its value (a clause kept as said: ``engine.keys.SHAPE_KINDS``) tells no kind
+    shaped = mem("Uploads land in acme-up.", "upload name", "acme-up")
+    assert _ask("which name did we settle on?", [short(shaped, low)], s=off).context == ""
+
+
 def test_the_pair_rule_is_the_one_recall_applies_and_asks_the_cosine_last() -> None:
     """``replaces`` is the pair rule of recall on its own (eval/pairs measures it): a later value of one
     shape close in meaning is a version; an earlier one, or one that is not close, is not; the cosine is

@@ -680,6 +680,13 @@ def test_just_as_an_adverb_is_not_part_of_the_command() -> None:
     assert keyed("the test command is just tox") == [("test command", "tox", False)]
 
 
+
+@pytest.mark.parametrize("said", ["hosting target is heroku", "release tool is cargo", "our packager is poetry"])
+def test_a_tool_named_by_a_copula_is_no_command(said: str) -> None:
+    """A bare word after "is" names a tool or a target; only a subject that names a command line makes it one."""
+    assert not any(k.endswith("command") for k, _, _ in keyed(said))
+    assert ("release command", "cargo", False) in keyed("the release script is cargo")  # control
+
 @pytest.mark.parametrize(
     ("user", "assistant"),
     [

@@ -17,6 +17,12 @@ def found(user: str, assistant: str = "") -> list[tuple[str, str, Kind]]:
     return [(c.key, c.belief, c.kind) for c in CLIENT.extract([unit], SCOPE)]
 
 
+def asserted(user: str) -> set[str]:
+    """The values a user's turn states as holding (a value it says is gone is not among them)."""
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, user=user, assistant="", request_id="r1")
+    return {c.belief for c in CLIENT.extract([unit], SCOPE) if not c.negated}
+
+
 def test_a_decision_after_a_long_lead_in_and_an_evaluation_is_read() -> None:
     got = found("Ops and product met this morning and we agreed: the retry cap will be 5, three dropped too many jobs.")
     assert ("retry cap", "5", Kind.DECISION) in got, got
@@ -49,3 +55,62 @@ def test_a_modal_is_no_part_of_a_hosts_subject() -> None:
     # A future "will live on" is not read yet (a miss); it must not become a "cache will" host either.
     assert not [k for k, _, _ in found("we decided the cache will live on cache-2.internal.") if "will" in k]
     assert ("cache host", "cache-2.internal") in [(k, b) for k, b, _ in found("the cache lives on cache-2.internal.")]
+
+
+def test_a_choice_of_a_name_no_vocabulary_knows_is_keyed_by_what_it_is_chosen_as() -> None:
+    got = found("we went with Quillon-7 as the tokenizer, the old one choked on emoji.")
+    assert ("tokenizer", "quillon-7", Kind.DECISION) in got, got
+    # a lead-in that names the subject of the decision keys it when the clause does not
+    led = found("tokenizer decision: we're going with Quillon-7.")
+    assert ("tokenizer", "quillon-7", Kind.DECISION) in led, led
+    # a proposal, a refusal, or a choice that says neither what it is for nor under which lead-in: nothing
+    assert not any(b == "quillon-7" for _, b, _ in found("we should go with Quillon-7 as the tokenizer."))
+    assert not any(b == "quillon-7" for _, b, _ in found("we're not going with Quillon-7 as the tokenizer."))
+    assert not any(b == "quillon-7" for _, b, _ in found("we went with Quillon-7, it was fine."))
+
+
+def test_a_part_using_a_named_thing_is_read_and_keyed_only_with_its_purpose() -> None:
+    got = found("", "The importer uses `csv_stream` for large uploads.")
+    assert ("importer large uploads", "csv_stream", Kind.FACT) in got, got
+    bare = found("the dashboard uses Chartwell2.")
+    assert ("", "chartwell2", Kind.FACT) in bare, bare  # no purpose: no key, so a second thing used replaces nothing
+    # what code is made of, in a reply, is no part of the project; nor a plain word after "uses"
+    assert found("", "The handler uses `ctx_done` to stop.") == []
+    assert not any(b == "it" for _, b, _ in found("the dashboard uses it."))
+
+
+def test_a_lead_in_before_a_clause_with_its_own_subject_is_no_part_of_its_key() -> None:
+    got = found("some background that is not written down anywhere: the gateways are Teltonika RUT241.")
+    assert ("gateways", "teltonika rut241", Kind.FACT) in got, got
+
+
+def test_a_change_in_arrow_shorthand_is_read_with_its_new_value() -> None:
+    got = found("fyi broker port 1883 -> 8883 on the shared box, reconnect your clients")
+    assert ("broker port", "8883", Kind.DECISION) in got or any(b == "8883" for _, b, _ in got), got
+    assert "1883" not in asserted("fyi broker port 1883 -> 8883 on the shared box, reconnect your clients")
+    bumped = found("bumped deno 1.44 → 1.46 this morning")
+    assert ("deno version", "1.46", Kind.DECISION) in bumped, bumped
+    word = found("cache backend memcached -> dragonfly, less ops work")
+    assert ("cache backend", "dragonfly", Kind.DECISION) in word and "memcached" not in asserted(
+        "cache backend memcached -> dragonfly, less ops work"), word
+    # a sequence of steps, an arrow inside code or with no value after it, is no change
+    assert found("release flow: tag → build → sign → upload") == []
+    assert not any(b in {"no", "b"} for _, b, _ in found("the queue size is 40 -> no wait, the a->b call is wrong"))
+
+
+def test_the_items_of_an_inline_list_are_clauses_of_their_own() -> None:
+    assert clauses("two changes: 1) the relay port is 7400 2) the cron runs hourly") == [
+        "two changes:", "the relay port is 7400", "the cron runs hourly"]
+    assert clauses("the relay port is 7400 (see 2) below)") != []  # a marker inside a parenthesis stays where it is
+
+
+def test_a_version_another_thing_supports_is_not_the_projects_version() -> None:
+    got = found("", "Yes, Wagtail 6 supports Django 4.2 and 5.0, and no code change is needed.")
+    assert not any(k == "django version" for k, _, _ in got), got
+    assert any(k == "django version" and b == "5.0" for k, b, _ in found("we're on django 5.0 now"))  # control
+
+
+def test_a_thing_of_someone_else_is_no_setting_of_the_project() -> None:
+    assert not any(k.startswith("his ") or k.startswith("her ") for k, _, _ in found(
+        "Marek pasted his gateway config, his gateway region is AS923 for the Tokyo test."))
+    assert any(k == "gateway region" for k, _, _ in found("the gateway region is EU868 for all field units."))  # control
