@@ -634,6 +634,8 @@ _ROLE_CHOICE = (
     # "we use the K9 board for the gateway", "we picked Halyard-2 as the planner"; "decided to go with X as the proxy"
     re.compile(rf"^(?:{_USER}{_USING}|(?i:decided\s+to\s+(?:go\s+with|use)))\s+(?i:the\s+|an?\s+)?{_THING_SAID}"
                rf"(?:\s+(?P<kind>[a-z][a-z-]{{2,}}))??{_ROLE_AFTER}"),
+    # "we use the nrfjprog runner, not jlink": the thing and the noun of its kind, which is the role
+    re.compile(rf"^{_USER}{_USING}\s+(?i:the)\s+{_THING_SAID}\s+(?P<alone>(?P<kind>[a-z][a-z-]{{2,}}))(?=\s*(?:$|[,.;:]))"),
     # "tokenizer decision: we're going with X": a lead-in that names what the decision was about
     re.compile(rf"^(?P<article>(?i:the\s+|our\s+)?)(?P<role1>{_ROLE_WORD}(?:\s+{_ROLE_WORD})?)\s+(?i:decision|choice)\s*:\s+"
                rf"{_CHOSEN}(?=\s*(?:$|[,.;:!(]))"),
@@ -714,7 +716,7 @@ def extract_role(c: Clause) -> Finding | None:
         kind = ""  # "we use feature flags for ..." is no thing and its kind; "we use X now for ..."
     if groups.get("kind") and not kind:
         return None
-    key = _role(words, kind)
+    key = _role(words, kind) if not groups.get("alone") else (kind if kind not in STOPWORDS | NOT_SUBJECTS else "")
     if not key:
         return None
     text = cap(c.text[: m.end()].rstrip(" ,;:.!")) + "."

@@ -527,6 +527,10 @@ _COUNTED = frozenset("step steps chapter section phase sprint release page line 
                      "version figure table node room floor build team pi".split())
 
 
+# A label and a versioned name right after it: "asset build: node 18.19 in .nvmrc", "runtime: python 3.12".
+_VERSION_LABEL = re.compile(rf"^[^:`]{{1,30}}:\s*(?:{_VERSIONED})\s*v?\d", _I)
+# A person's own setup: "Jonas has node 18", "Mia has python 3.9 on her laptop" (a capitalised name and "has").
+_SOMEONE_HAS = re.compile(r"(?:^|[,;:]\s*)(?-i:[A-Z][a-z]+)\s+has\s")
 # What another thing supports or works with ("Livewire 3.5 supports Laravel 10 and 11", "tested against
 # node 18"): a range it is compatible with, not the version the project is on.
 _COMPATIBLE_BEFORE = re.compile(r"\b(?:supports?|supported|support\s+for|compatible\s+with|works\s+with|"
@@ -534,7 +538,7 @@ _COMPATIBLE_BEFORE = re.compile(r"\b(?:supports?|supported|support\s+for|compati
 
 
 def extract_version(c: Clause) -> Finding | None:
-    if not _VERSION_CONTEXT.search(c.low):
+    if not (_VERSION_CONTEXT.search(c.low) or _VERSION_LABEL.match(c.text)) or _SOMEONE_HAS.search(c.text):
         return None
     match = _VERSION_TO.search(c.text)
     if match is None:

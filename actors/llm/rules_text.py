@@ -618,7 +618,12 @@ def strip_fillers(text: str) -> tuple[str, bool, bool]:
         changed = True
         text = _FROM_NOW_ON.sub(" ", text).strip(" ,")
     text = re.sub(r"^please\s+", "", text, flags=re.I).strip()
+    text = _CHAT_TAG.sub("", text)
     return text.rstrip(" .!"), changed, remember
+
+
+# A chat abbreviation said aside ("slots are 90 min btw, ...", "the cap is 5 lol"): no part of what is stated.
+_CHAT_TAG = re.compile(r"\s+(?:btw|lol|fyi|tbh|imo|imho|iirc|afaik|fwiw|lmao|haha)(?=\s*(?:[,.;:!?)]|$))", re.I)
 
 
 # History told as history: "back in June, when the gateway still ran on 3000", "back when we

@@ -114,3 +114,22 @@ def test_a_thing_of_someone_else_is_no_setting_of_the_project() -> None:
     assert not any(k.startswith("his ") or k.startswith("her ") for k, _, _ in found(
         "Marek pasted his gateway config, his gateway region is AS923 for the Tokyo test."))
     assert any(k == "gateway region" for k, _, _ in found("the gateway region is EU868 for all field units."))  # control
+
+
+def test_a_chat_abbreviation_is_no_part_of_a_value() -> None:
+    assert ("lease time", "45 min", Kind.FACT) in found("the lease time is 45 min btw, the old 30 was too short")
+    assert ("lease time", "45 min", Kind.FACT) in found("the lease time is 45 min")  # control
+
+
+def test_a_runtime_and_its_version_are_no_command() -> None:
+    got = found("worker build: deno 1.46 in .tool-versions, same on the build box")
+    assert not any(k.endswith("command") for k, _, _ in got), got
+    assert ("deno version", "1.46", Kind.FACT) in got, got  # a label, then the versioned name
+    # a person's own setup is not the project's
+    assert not any(k == "deno version" for k, _, _ in found("don't bump it, Kasia has deno 1.40 on her laptop"))
+
+
+def test_the_thing_and_the_noun_of_its_kind_name_the_role() -> None:
+    assert [(k, b) for k, b, _ in found("we use the Trellis-3 scheduler")] == [("scheduler", "trellis-3")]
+    # a plain word before a noun is a compound, no thing: "the feature flags"
+    assert found("we use the feature flags") == []
