@@ -46,7 +46,10 @@ _CLAUSE_SPLIT = re.compile(
 # fewer or one that opens with a preposition ("for the cache, port is 6380", "in staging, the relay is
 # on 7312": the phrase scopes what follows). A one-word subject that owns a thing is a new clause too
 # ("ana owns the exports, li owns the docs"). The value may be code (hidden as a placeholder while splitting).
-_SPLICE = re.compile(r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)"
+# The speaker's own plan after a comma is a clause of its own ("Dele owns the backend, I'll ask him"): what it
+# plans never makes the statement before it a plan.
+_SPLICE = re.compile(r",\s+(?=(?:i'll|i\s+will|we'll|we\s+will|i'm\s+going\s+to|let\s+me|let's)\s)|"
+                     r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)"
                      r"(?:(?:(?:the|our)\s+[\w-]+(?:\s+[\w-]+){0,2}|[\w-]+(?:\s+[\w-]+)?)\s+(?:is|are|will\s+be)\s+[\w\x00]"
                      r"|[\w-]+\s+(?:now\s+)?(?:owns|maintains|takes\s+over|took\s+over)\s+\w))", re.I)
 _SUBORDINATE = re.compile(r"^(?:if|when|whenever|unless|once|because|since|although|though|while|whether|as long as)\b", re.I)

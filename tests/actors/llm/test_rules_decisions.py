@@ -133,3 +133,10 @@ def test_the_thing_and_the_noun_of_its_kind_name_the_role() -> None:
     assert [(k, b) for k, b, _ in found("we use the Trellis-3 scheduler")] == [("scheduler", "trellis-3")]
     # a plain word before a noun is a compound, no thing: "the feature flags"
     assert found("we use the feature flags") == []
+
+
+def test_a_plan_of_the_speaker_after_a_comma_leaves_the_statement_before_it() -> None:
+    assert ("billing owner", "ilse", Kind.FACT) in [(k, b.lower(), kd) for k, b, kd in
+                                                     found("Ilse owns billing, I'll ask her about the refund bug.")]
+    # the plan itself states nothing
+    assert clauses("Ilse owns billing, I'll ask her") == ["Ilse owns billing", "I'll ask her"]
