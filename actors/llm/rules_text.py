@@ -47,8 +47,8 @@ _CLAUSE_SPLIT = re.compile(
 # on 7312": the phrase scopes what follows). A one-word subject that owns a thing is a new clause too
 # ("ana owns the exports, li owns the docs"). The value may be code (hidden as a placeholder while splitting).
 # The speaker's own plan after a comma is a clause of its own ("Dele owns the backend, I'll ask him"): what it
-# plans never makes the statement before it a plan.
-_SPLICE = re.compile(r",\s+(?=(?:i'll|i\s+will|we'll|we\s+will|i'm\s+going\s+to|let\s+me|let's)\s)|"
+# plans never makes the statement before it a plan; so is a remark on "it" ("moved X to Y, it's merged").
+_SPLICE = re.compile(r",\s+(?=(?:i'll|i\s+will|we'll|we\s+will|i'm\s+going\s+to|let\s+me|let's|it's|it\s+is|that's)\s)|"
                      r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)"
                      r"(?:(?:(?:the|our)\s+[\w-]+(?:\s+[\w-]+){0,2}|[\w-]+(?:\s+[\w-]+)?)\s+(?:is|are|will\s+be)\s+[\w\x00]"
                      r"|[\w-]+\s+(?:now\s+)?(?:owns|maintains|takes\s+over|took\s+over)\s+\w))", re.I)
