@@ -48,9 +48,10 @@ def add_bench_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentP
     s.add_argument("--streams", type=int, default=12, help="number of synthetic project histories")
     s.add_argument("--system", default="dynmem",
                    help="dynmem (default), or a reference/baseline: none, oracle, recency, bm25, no-supersede")
-    s.add_argument("--variant", choices=["shipped", "heldout"], default="shipped",
-                   help="wordings and value pools: shipped (eval/tide/vocab.py) or heldout "
-                        "(eval/tide/heldout_vocab.py, a different draw per seed)")
+    s.add_argument("--variant", choices=["shipped", "heldout", "dev"], default="shipped",
+                   help="wordings and value pools: shipped (eval/tide/vocab.py), heldout "
+                        "(eval/tide/heldout_vocab.py, a different draw per seed) or dev (eval/tide/dev_vocab.py, "
+                        "development paraphrases whose failures are listed)")
     s.set_defaults(func=_dispatch("eval.tide.run"))
 
     s = bsub.add_parser("peers", parents=[common, par], help="the opencode-memory retrieval set, scored with its own metrics")

@@ -73,6 +73,7 @@ from actors.llm.rules_text import (
     ASKS_FIRST,
     CHANGE,
     STOPWORDS,
+    TECH_PATTERN,
     MEMORY_TALK,
     PROPOSAL,
     assistant_ok,
@@ -651,10 +652,12 @@ def arrow_change(text: str) -> tuple[str, ...]:
     cut = max(left.rfind(ch) for ch in ":;,)(") + 1
     before, subject = left[:cut], left[cut:].strip()
     digits = bool(re.search(r"\d", new))
-    is_old = (digits and bool(re.search(r"\d", old))) or (bool(subject) and not digits)
+    # The word before the arrow is the old value when it has the new value's shape (both with digits) or is a tool
+    # by name ("cache backend memcached -> dragonfly"); a plain word is the subject's last ("user sessions -> X").
+    is_old = (digits and bool(re.search(r"\d", old))) or (bool(subject) and not digits and bool(TECH_PATTERN.fullmatch(old)))
     if not is_old:
-        if not subject and not digits:
-            return (text,)  # "jest -> vitest": one thing for another, which the readings of a swap know
+        if not digits and (subject or TECH_PATTERN.fullmatch(old) or not (TECH_PATTERN.fullmatch(new) or new.startswith("`"))):
+            return (text,)  # "jest -> vitest" (a swap the readings know), "user sessions -> X": no subject said whole
         subject = f"{subject} {old}".strip()
     if not subject:
         return (text,)  # "5432 -> 6432": nothing says what changed

@@ -202,6 +202,7 @@ def _named_as_command(command: str, around: str) -> bool:
 
 # Words before a command that say it is the one replaced (``rules_clause.EXCLUDED_BEFORE``, for commands).
 _REPLACED_BEFORE = re.compile(r"(?:\binstead of|\brather than|\(was|\bwas|\bused to be|\bno longer|\breplac\w*|"
+                              r"\bswap(?:ped)?|\btrade(?:d)?|\bditch(?:ed)?|"  # "swap `a` for `b`": `a` is what goes
                               r"\bnot|\b(?:the\s+)?(?:old|previous|former))\s+$", _I)
 
 

@@ -47,8 +47,8 @@ _CLAUSE_SPLIT = re.compile(
 # on 7312": the phrase scopes what follows). A one-word subject that owns a thing is a new clause too
 # ("ana owns the exports, li owns the docs"). The value may be code (hidden as a placeholder while splitting).
 # The speaker's own plan after a comma is a clause of its own ("Dele owns the backend, I'll ask him"): what it
-# plans never makes the statement before it a plan; so is a remark on "it" ("moved X to Y, it's merged").
-_SPLICE = re.compile(r",\s+(?=(?:i'll|i\s+will|we'll|we\s+will|i'm\s+going\s+to|let\s+me|let's|it's|it\s+is|that's)\s)|"
+# plans never makes the statement before it a plan.
+_SPLICE = re.compile(r",\s+(?=(?:i'll|i\s+will|we'll|we\s+will|i'm\s+going\s+to|let\s+me|let's)\s)|"
                      r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)"
                      r"(?:(?:(?:the|our)\s+[\w-]+(?:\s+[\w-]+){0,2}|[\w-]+(?:\s+[\w-]+)?)\s+(?:is|are|will\s+be)\s+[\w\x00]"
                      r"|[\w-]+\s+(?:now\s+)?(?:owns|maintains|takes\s+over|took\s+over)\s+\w))", re.I)
@@ -544,7 +544,7 @@ def is_value_token(token: str) -> bool:
 # ---------------------------------------------------------------- statement filters
 
 _FILLER = re.compile(
-    r"^(?:(?:ok(?:ay)?|so|also|and|btw|fyi|by the way|actually|oh|alright|anyway|ugh|argh|meh|hmm+|lol|welp|oof|"
+    r"^(?:(?:ok(?:ay)?|so|also|and|btw|fyi|fwiw|tbh|iirc|afaik|by the way|actually|oh|alright|anyway|ugh|argh|meh|hmm+|lol|welp|oof|"
     r"sigh|wow|whoa|yikes|hey|hi|hiya|morning|gm|yeah|yep|yup)(?![\w-])[\s,:!.-]*"
     r"|(?:yes|yeah|yep|no|nope|right|great|cool|perfect|nice|thanks|thank you|well|update|"
     r"quick update|important|note|done|all done|good news|heads up|just so you know|"

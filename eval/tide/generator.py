@@ -29,8 +29,10 @@ Everything comes from ``random.Random`` instances seeded per stream: stream ``i`
 
 Variants: ``shipped`` (default) draws every wording and value from :mod:`eval.tide.vocab`;
 ``heldout`` draws them from :mod:`eval.tide.heldout_vocab`, paraphrases and value pools
-written without looking at any extractor, of which each seed draws its own subset. Both
-have the same families, subjects, dimensions, probes and scoring.
+written without looking at any extractor, of which each seed draws its own subset; ``dev`` draws them
+from :mod:`eval.tide.dev_vocab`, paraphrases written the same way by another author, whose failures
+may be read to find kinds of failure (the held-out ones are only counted). All have the same
+families, subjects, dimensions, probes and scoring.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from eval.tide.vocab import (
     Family,
 )
 
-VARIANTS = ("shipped", "heldout")
+VARIANTS = ("shipped", "heldout", "dev")
 PAIR = " || "  # a template "user || assistant": the assistant's reply is part of the template
 DIMENSIONS = ("retention", "revision", "propagation", "scope", "retraction", "interference", "deletion", "secrets")
 _INTERFERING = ("port", "host", "owner", "path", "storage", "test command", "version")
@@ -142,6 +144,10 @@ def vocab_for(variant: str, seed: int) -> Vocab:
         from eval.tide.heldout_vocab import draw
 
         return draw(seed)
+    if variant == "dev":  # development paraphrases (eval.tide.dev_vocab): their failures may be read
+        from eval.tide.dev_vocab import draw as draw_dev
+
+        return draw_dev(seed)
     raise ValueError(f"unknown variant {variant!r}; one of {', '.join(VARIANTS)}")
 
 

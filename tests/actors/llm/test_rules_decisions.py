@@ -140,8 +140,3 @@ def test_a_plan_of_the_speaker_after_a_comma_leaves_the_statement_before_it() ->
                                                      found("Ilse owns billing, I'll ask her about the refund bug.")]
     # the plan itself states nothing
     assert clauses("Ilse owns billing, I'll ask her") == ["Ilse owns billing", "I'll ask her"]
-
-
-def test_a_remark_on_it_after_a_comma_is_no_part_of_the_value() -> None:
-    got = found("Oskar moved the job runner from kue to graphile-worker last week, it's merged.")
-    assert ("job runner", "graphile-worker", Kind.DECISION) in got, got
