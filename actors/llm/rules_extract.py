@@ -718,6 +718,34 @@ _IT_IS = re.compile(r"^it(?:'s|’s|\s+is)\s+(?:now\s+)?", _I)
 _LEAD_THING = re.compile(r"\b(?:the|our)\s+(?!(?:same|other|new|old|whole)\b)(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})\s*$", _I)
 
 
+# A value named first and then identified: "db-7.lan is the staging database", "canary is our default branch",
+# "add db-7.lan to your settings, that's the staging database". The value is one word: a shape (a host, a path,
+# a number, code) or a name; the thing after "the" or "our" is a noun phrase of one to four words ending the clause.
+_IS_THE = re.compile(r"^(?P<v>`[^`]+`|[\w][\w.:/@+-]*)\s+is\s+(?:the|our)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3})\s*[.!]?$", _I)
+_THATS_THE = re.compile(r"(?P<v>`[^`]+`|[\w][\w.:/@+-]*[\w/])(?:\s+[^,;`]{0,40})?,\s+(?:that's|that\s+is|which\s+is)\s+"
+                        r"(?:the|our)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)(?:\s+(?:here|now|too))?\s*[.!]?$", _I)
+
+
+# Nouns of a judgement made in a discussion, not of a part of the project: "X is the culprit / the fix / the winner".
+_JUDGED = frozenset("culprit cause reason answer solution winner suspect blocker option way idea plan".split())
+
+
+def _inverted(said: str) -> str:
+    """A clause that names a value first and then says what it is (``_IS_THE``, ``_THATS_THE``), written the other way
+    round, or "" when it is no such clause. The value is no pronoun or plain function word, the thing named no
+    judgement ("PR-42 is the culprit", "that one is the problem")."""
+    m = _IS_THE.match(said) or _THATS_THE.search(said)
+    if m is None:
+        return ""
+    value, words = m.group("v"), m.group("np").lower().split()
+    if value.lower() in STOPWORDS | _PRONOUNS or words[0] in NOT_SUBJECTS or words[-1] in NOT_SUBJECTS | _JUDGED \
+            or any(w in STOPWORDS or w in EVALUATIVE for w in words):
+        return ""
+    if m.re is _THATS_THE and not _VALUE_SHAPE.search(" " + value):
+        return ""  # "add it to your settings, that's the staging db": only a value by its shape is pointed back to
+    return f"the {m.group('np')} is {value}"
+
+
 def _antecedent(head: str, body: str) -> str:
     """The body of a lead-in with "it" read as the thing the lead ends on: "board v2 swaps the level sensor: it's a
     VL53L1X now" -> "the level sensor is a VL53L1X now". Any other body is returned as it is."""
@@ -751,6 +779,9 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 variants = (lead.group("body"), said)
             elif len(lead.group("head").split()) <= 6:
                 variants = (said, _antecedent(lead.group("head"), lead.group("body")))  # "news from the bench: it's X"
+        inverted = _inverted(said)
+        if inverted:  # "db-7.lan is the staging database" reads as "the staging database is db-7.lan"
+            variants = (inverted, *variants)
         for part in variants:
             before = len(out)
             if len(part) > MAX_CLAUSE_CHARS:
