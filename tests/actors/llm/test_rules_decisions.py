@@ -145,7 +145,7 @@ def test_a_plan_of_the_speaker_after_a_comma_leaves_the_statement_before_it() ->
 def test_a_value_named_first_and_then_identified_is_read_the_other_way_round() -> None:
     got = found("ci-9.ops.lan is the nightly build box")
     assert any(b == "ci-9.ops.lan" and k.startswith("nightly build") for k, b, _ in got), got
-    pointed = found("put ci-9.ops.lan in your ssh config, that's the nightly build box")
+    pointed = found("add ci-9.ops.lan to your known hosts, that's the nightly build box")
     assert any(b == "ci-9.ops.lan" and k.startswith("nightly build") for k, b, _ in pointed), pointed
     # a judgement is no part of the project, and a plain word is not pointed back to
     assert found("PR-917 is the culprit") == []
