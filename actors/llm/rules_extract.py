@@ -720,9 +720,10 @@ _LEAD_THING = re.compile(r"\b(?:the|our)\s+(?!(?:same|other|new|old|whole)\b)(?P
 
 # A value named first and then identified: "db-7.lan is the staging database", "canary is our default branch",
 # "add db-7.lan to your settings, that's the staging database". The value is one word: a shape (a host, a path,
-# a number, code) or a name; the thing after "the" or "our" is a noun phrase of one to four words ending the clause.
+# a number, code) or a name, or after a comma the last value by its shape before it; the thing after "the" or "our"
+# is a noun phrase of one to four words ending the clause.
 _IS_THE = re.compile(r"^(?P<v>`[^`]+`|[\w][\w.:/@+-]*)\s+is\s+(?:the|our)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3})\s*[.!]?$", _I)
-_THATS_THE = re.compile(r"(?P<v>`[^`]+`|[\w][\w.:/@+-]*[\w/])(?:\s+[^,;`]{0,40})?,\s+(?:that's|that\s+is|which\s+is)\s+"
+_THATS_THE = re.compile(r",\s+(?:that's|that\s+is|which\s+is)\s+"
                         r"(?:the|our)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)(?:\s+(?:here|now|too))?\s*[.!]?$", _I)
 
 
@@ -737,12 +738,17 @@ def _inverted(said: str) -> str:
     m = _IS_THE.match(said) or _THATS_THE.search(said)
     if m is None:
         return ""
-    value, words = m.group("v"), m.group("np").lower().split()
+    if m.re is _THATS_THE:  # the value pointed back to: the last one by its shape before the comma
+        shaped = [v for v in _VALUE_SHAPE.finditer(" " + said[: m.start()]) if v.start() > 0 or v.group(0).strip()]
+        if not shaped:
+            return ""  # "restart it, that's the staging db": only a value by its shape is pointed back to
+        value = shaped[-1].group(0).strip()
+    else:
+        value = m.group("v")
+    words = m.group("np").lower().split()
     if value.lower() in STOPWORDS | _PRONOUNS or words[0] in NOT_SUBJECTS or words[-1] in NOT_SUBJECTS | _JUDGED \
             or any(w in STOPWORDS or w in EVALUATIVE for w in words):
         return ""
-    if m.re is _THATS_THE and not _VALUE_SHAPE.search(" " + value):
-        return ""  # "add it to your settings, that's the staging db": only a value by its shape is pointed back to
     return f"the {m.group('np')} is {value}"
 
 
@@ -779,7 +785,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 variants = (lead.group("body"), said)
             elif len(lead.group("head").split()) <= 6:
                 variants = (said, _antecedent(lead.group("head"), lead.group("body")))  # "news from the bench: it's X"
-        inverted = _inverted(said)
+        inverted = _inverted(said) if speaker == "user" else ""  # a reply explains logs of other systems that way
         if inverted:  # "db-7.lan is the staging database" reads as "the staging database is db-7.lan"
             variants = (inverted, *variants)
         for part in variants:
