@@ -398,9 +398,11 @@ _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
                r"transferred|goes|is going)\s+(?:over\s+)?to\s+)" + _PERSON_ENDING),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:has|got)\s+a\s+new\s+(?:owner|maintainer)\s*:?\s+"
                + _PERSON_ANY),
-    # "billing is Rosa's area", "the exporter is @dkim's responsibility"
+    # "billing is Rosa's area", "the exporter is @dkim's responsibility", "the exporter is Rosa's" (a possessive
+    # ending the clause: whose it is; "the bug is Rosa's fault" names no area)
     re.compile(r"^(?P<what>(?:the\s+|our\s+)?[\w][\w\s./-]{1,40}?)\s+(?:is|are)\s+(?:now\s+)?"
-               r"(?P<who>@[\w-]+|[A-Za-z][a-z]{2,11})(?:'s|’s)\s+(?:area|domain|responsibility|baby|turf)\b"),
+               r"(?P<who>@[\w-]+|[A-Za-z][a-z]{2,11})(?:'s|’s)(?:\s+(?:area|domain|responsibility|baby|turf)\b|"
+               r"(?:\s+now)?\s*[.!]?$)"),
     re.compile(r"\b(?i:anything|everything|changes?)\s+(?:in|to)\s+(?P<what>.+?)\s+(?:needs?|requires?|goes? through)\s+"
                r"(?:a\s+)?(?:review|approval|sign-?off)\s+(?:from|by)\s+" + _PERSON_ANY),
 )

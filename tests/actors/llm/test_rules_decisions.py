@@ -150,3 +150,8 @@ def test_a_value_named_first_and_then_identified_is_read_the_other_way_round() -
     # a judgement is no part of the project, and a plain word is not pointed back to
     assert found("PR-917 is the culprit") == []
     assert not any("nightly" in k for k, _, _ in found("restart it, that's the nightly build box"))
+
+
+def test_a_possessive_ending_the_clause_says_whose_a_part_is() -> None:
+    assert ("ingest worker owner", "tamsin", Kind.FACT) in found("the ingest worker is Tamsin's")
+    assert not any(k.endswith("owner") for k, _, _ in found("the outage was Tamsin's fault"))
