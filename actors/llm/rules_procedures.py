@@ -362,7 +362,7 @@ def extract_branch(c: Clause) -> Finding | None:
 _PERSON = r"(?P<who>@[\w-]+|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)"
 _OWNS = re.compile(
     rf"^{_PERSON}\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
-    r"is the maintainer of|leads|takes care of)\s+(?P<what>[\w\s./-]{2,40}?)$"
+    r"is the maintainer of|leads|takes care of|looks after)\s+(?P<what>[\w\s./-]{2,40}?)$"
 )
 _OWNED = re.compile(
     r"^(?P<what>[\w\s./-]{2,40}?)\s+(?:is|are)\s+(?:now\s+)?(?:owned|maintained|handled|led|run)\s+by\s+"
@@ -384,7 +384,7 @@ _PERSON_ENDING = (r"(?P<who>@[\w-]+|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)?(?![\
                   r"after|and|who|but)\b))")
 _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(_PERSON_ANY + r"\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
-               r"is the maintainer of|leads|takes care of|took over|has taken over|takes over|inherited|"
+               r"is the maintainer of|leads|takes care of|looks after|took over|has taken over|takes over|inherited|"
                r"reviews everything in|signs off on)\s+(?P<what>.+)$"),
     # "Ana is our billing person", "Tomas is the go-to for the CI runners": the area someone is the person for
     re.compile(_PERSON_ANY + r"\s+is\s+(?:now\s+)?(?:our|the)\s+(?!(?:main|best|right|only|new|old|first|usual|"
@@ -394,6 +394,8 @@ _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
                r"(?:all\s+|any\s+|the\s+)?(?P<what>.+)$"),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+" + _PERSON_ANY),
     re.compile(r"\b(?i:(?:owner|maintainer)\s+of)\s+(?P<what>.+?)(?i:\s+(?:is|=|:)\s+(?:now\s+)?)" + _PERSON_ENDING),
+    # "Ana handed the exporter over to Li": the one it is handed to owns it now
+    re.compile(r"\b(?i:hand(?:ed|s)?)\s+(?:the\s+|our\s+)?(?P<what>[\w][\w\s./-]{1,40}?)\s+(?i:off|over)\s+to\s+" + _PERSON_ENDING),
     re.compile(r"\b(?i:ownership\s+of)\s+(?P<what>.+?)(?i:\s+(?:has\s+)?(?:passed|went|moved|was handed|was transferred|"
                r"transferred|goes|is going)\s+(?:over\s+)?to\s+)" + _PERSON_ENDING),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:has|got)\s+a\s+new\s+(?:owner|maintainer)\s*:?\s+"

@@ -155,3 +155,11 @@ def test_a_value_named_first_and_then_identified_is_read_the_other_way_round() -
 def test_a_possessive_ending_the_clause_says_whose_a_part_is() -> None:
     assert ("ingest worker owner", "tamsin", Kind.FACT) in found("the ingest worker is Tamsin's")
     assert not any(k.endswith("owner") for k, _, _ in found("the outage was Tamsin's fault"))
+
+
+def test_the_idioms_of_ownership_and_of_handing_it_over() -> None:
+    assert ("ingest worker owner", "tamsin", Kind.FACT) in found("Tamsin looks after the ingest worker")
+    handed = found("Tamsin handed the ingest worker over to Yusuf")
+    assert any(k == "ingest worker owner" and b == "yusuf" for k, b, _ in handed), handed
+    # handing a thing to a team or a pronoun names no owner
+    assert not any(k.endswith("owner") for k, _, _ in found("I handed the laptop over to IT"))
