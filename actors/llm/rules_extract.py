@@ -651,6 +651,10 @@ def arrow_change(text: str) -> tuple[str, ...]:
         return (text,)  # "the port is 8080 -> no wait": no value after the arrow
     cut = max(left.rfind(ch) for ch in ":;,)(") + 1
     before, subject = left[:cut], left[cut:].strip()
+    if not subject and before.rstrip().endswith(":"):  # "the API: 1111 -> 1320": the label says what changed
+        head = before.rstrip()[:-1]
+        cut = max(head.rfind(ch) for ch in ":;,)(") + 1
+        before, subject = head[:cut], head[cut:].strip()
     digits = bool(re.search(r"\d", new))
     # The word before the arrow is the old value when it has the new value's shape (both with digits) or is a tool
     # by name ("cache backend memcached -> dragonfly"); a plain word is the subject's last ("user sessions -> X").

@@ -87,6 +87,9 @@ def _spliced(part: str) -> list[str]:
 
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+# A short line that states a change with an arrow and names what changed ("the API: 8081 -> 9090", "db port
+# 5432 → 6432"): few letters, yet no paste of numbers.
+_SHORT_CHANGE = re.compile(r"^\s*[A-Za-z][\w ./-]{1,40}?:?\s+\S{1,40}\s+(?:->|→|=>)\s+\S{1,40}\s*$")
 # Markdown bold in prose ("pinned to **Zig 0.13**"): emphasis, not part of what is said. Measured (session 16):
 # stripping it in bulleted lines too read an assistant's setup summaries as labelled facts, a second copy
 # of each fact that moved BM25's statistics enough to drop an owner memory of the demo under the gate.
@@ -279,7 +282,7 @@ def _clean_lines(text: str, documents: bool) -> list[tuple[str, bool]]:
         if line.startswith(("    ", "\t")):  # indented code
             continue
         letters = sum(ch.isalpha() for ch in line)
-        if letters < 0.45 * len(line.strip()) and i not in rows:
+        if letters < 0.45 * len(line.strip()) and i not in rows and not _SHORT_CHANGE.match(line):
             continue  # few letters: a paste of numbers; a table's row keeps its label ("Tile size: 512 × 512")
         kept.append((_BULLET.sub("", line).strip(), bool(_BULLET.match(line))))
     return kept

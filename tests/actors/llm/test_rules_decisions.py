@@ -163,3 +163,9 @@ def test_the_idioms_of_ownership_and_of_handing_it_over() -> None:
     assert any(k == "ingest worker owner" and b == "yusuf" for k, b, _ in handed), handed
     # handing a thing to a team or a pronoun names no owner
     assert not any(k.endswith("owner") for k, _, _ in found("I handed the laptop over to IT"))
+
+
+def test_a_short_arrow_line_under_a_label_is_a_change() -> None:
+    got = found("the relay: 7400 -> 7411")
+    assert any(b == "7411" for _, b, _ in got) and "7400" not in asserted("the relay: 7400 -> 7411"), got
+    assert found("17 23 -> 31") == []  # a paste of numbers names nothing
