@@ -784,6 +784,11 @@ def extract_named_value(c: Clause) -> Finding | None:
     return None
 
 
+# A value by its shape (a number, a path, a host, code) and a phrase of place or time after it ("2933 in the last
+# infra PR", "0.6 in the inspector", "`v2` since the migration"): the phrase is no part of the value.
+_SHAPED_THEN_PLACE = re.compile(r"^(?P<v>`[^`]+`|[^\s`]*\d[^\s`]*|[^\s`]*/[^\s`]*|[\w-]+(?:\.[\w-]+)+)\s+"
+                                r"(?:in|on|at|for|during|since|from|after|before|with|via|by)\s+"
+                                r"(?:the|a|an|our|this|that|last|next|each|every|its|their|my|your)\b", _I)
 # The possessive pronouns of a third party (a closed class of English): a subject they open is someone else's.
 _OTHERS_POSSESSIVE = frozenset({"his", "her", "their"})
 
@@ -843,6 +848,9 @@ def extract_kv(c: Clause) -> Finding | None:
     named = _A_SHAPED_NAME.match(value)
     if named:  # "the level probe is a VL53L4CD on I2C": the part's name, not "a" anything ("a race condition" stays out)
         value = named.group("v")
+    placed = _SHAPED_THEN_PLACE.match(value)
+    if placed:  # "moved to 2933 in the last infra PR", "0.6 in the inspector": where or when it was said, no value
+        value = placed.group("v")
     value_words = value.lower().split()
     if _EVENT.match(value) or value.rstrip().endswith(":"):
         return None  # "Marco is complaining: ...", "the build is failing again": events, not attributes

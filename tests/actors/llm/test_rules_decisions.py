@@ -169,3 +169,8 @@ def test_a_short_arrow_line_under_a_label_is_a_change() -> None:
     got = found("the relay: 7400 -> 7411")
     assert any(b == "7411" for _, b, _ in got) and "7400" not in asserted("the relay: 7400 -> 7411"), got
     assert found("17 23 -> 31") == []  # a paste of numbers names nothing
+
+
+def test_a_phrase_of_place_or_time_after_a_shaped_value_is_no_part_of_it() -> None:
+    got = found("the metrics sidecar was moved to 9464 in the last infra PR")
+    assert any(b == "9464" for _, b, _ in got) and not any("infra" in b for _, b, _ in got), got
