@@ -359,10 +359,7 @@ _HOST_AT = re.compile(
 )
 
 
-# A host name; not an identifier in reverse-DNS order, which opens on a top-level domain ("com.acme.app", an app's
-# bundle id).
-_HOSTNAME_VALUE = (r"`?(?P<v>(?!(?:com|org|net|io|gg|dev|app|co|de|uk|fr|nl|eu|me|ai)\.[\w-]+\.)"
-                   r"[a-z0-9][\w-]*(?:\.[\w-]+)*\.[a-z][a-z-]+(?::\d{2,5})?)`?(?![\w/.-]|\.\w)")
+_HOSTNAME_VALUE = r"`?(?P<v>[a-z0-9][\w-]*(?:\.[\w-]+)*\.[a-z][a-z-]+(?::\d{2,5})?)`?(?![\w/.-]|\.\w)"
 _FILE_EXTENSIONS = frozenset(
     "py js ts tsx jsx go rs rb java toml yaml yml json md cfg ini sql sh env lock txt css html vue svelte "
     "log csv xml conf pem key".split()
@@ -422,9 +419,9 @@ _HOST_MOVE = re.compile(
     _I,
 )
 _HOST_VERB = re.compile(
-    r"(?:\s(?:(?:host ?name|host|address)\s+)?(?:(?:has\s+|got\s+|was\s+|were\s+)?(?:moved|migrated|changed|switched|failed over|been moved)\s+to|"
+    r"\s(?:(?:host ?name|host|address)\s+)?(?:(?:has\s+|got\s+|was\s+|were\s+)?(?:moved|migrated|changed|switched|failed over|been moved)\s+to|"
     r"(?:lives?|runs?|sits?|is|are|resides?)(?:\s+now)?(?:\s+(?:reachable|hosted|served|deployed|running|available|located))?"
-    r"(?:\s+(?:at|on|from))?|(?:now\s+)?points\s+(?:to|at)|(?:now\s+)?resolves\s+to|=)|:)\s+" + _HOSTNAME_VALUE,
+    r"(?:\s+(?:at|on|from))?|=|:)\s+" + _HOSTNAME_VALUE,
     _I,
 )
 
@@ -439,12 +436,8 @@ def _host_subject(c: Clause) -> tuple[str, str] | None:
             if phrase:
                 return phrase, match.group("v")
     match = _HOST_VERB.search(c.text)
-    if match:  # the phrase before the verb (after its space), or before a colon glued to it ("the staging db: X")
-        glued = not c.text[match.start()].isspace()
-        phrase = np_words(c.text, match.start() + (0 if glued else 1), backwards=True)
-        if glued and phrase and len(phrase.split()) > 1 and not re.search(r"\b(?:the|our)\s+" + re.escape(phrase) + r"$",
-                                                                        c.text[: match.start()], _I):
-            return None  # "check both: api.x.dev": a label of several words is a noun phrase after "the" or "our"
+    if match:
+        phrase = np_words(c.text, match.start() + 1, backwards=True)
         if phrase:
             return phrase, match.group("v")
     return None

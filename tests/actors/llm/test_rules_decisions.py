@@ -174,11 +174,3 @@ def test_a_short_arrow_line_under_a_label_is_a_change() -> None:
 def test_a_phrase_of_place_or_time_after_a_shaped_value_is_no_part_of_it() -> None:
     got = found("the metrics sidecar was moved to 9464 in the last infra PR")
     assert any(b == "9464" for _, b, _ in got) and not any("infra" in b for _, b, _ in got), got
-
-
-def test_a_host_after_a_label_or_a_verb_of_pointing() -> None:
-    assert ("staging broker host", "mq-4.ops.lan", Kind.FACT) in found("the staging broker: mq-4.ops.lan")
-    assert any(b == "mq-5.ops.lan" for _, b, _ in found("cutover done, the staging broker points to mq-5.ops.lan"))
-    # an imperative before a colon or a plural "point at" names nothing; a bundle id is no host
-    assert found("check both: mq-4.ops.lan") == []
-    assert not any(k.endswith("host") for k, _, _ in found("the app id: com.acme.tidepool"))
