@@ -634,8 +634,6 @@ _ROLE_CHOICE = (
     # "we use the K9 board for the gateway", "we picked Halyard-2 as the planner"; "decided to go with X as the proxy"
     re.compile(rf"^(?:{_USER}{_USING}|(?i:decided\s+to\s+(?:go\s+with|use)))\s+(?i:the\s+|an?\s+)?{_THING_SAID}"
                rf"(?:\s+(?P<kind>[a-z][a-z-]{{2,}}))??{_ROLE_AFTER}"),
-    # "we use the nrfjprog runner, not jlink": the thing and the noun of its kind, which is the role
-    re.compile(rf"^{_USER}{_USING}\s+(?i:the)\s+{_THING_SAID}\s+(?P<alone>(?P<kind>[a-z][a-z-]{{2,}}))(?=\s*(?:$|[,.;:]))"),
     # "tokenizer decision: we're going with X": a lead-in that names what the decision was about
     re.compile(rf"^(?P<article>(?i:the\s+|our\s+)?)(?P<role1>{_ROLE_WORD}(?:\s+{_ROLE_WORD})?)\s+(?i:decision|choice)\s*:\s+"
                rf"{_CHOSEN}(?=\s*(?:$|[,.;:!(]))"),
@@ -716,7 +714,7 @@ def extract_role(c: Clause) -> Finding | None:
         kind = ""  # "we use feature flags for ..." is no thing and its kind; "we use X now for ..."
     if groups.get("kind") and not kind:
         return None
-    key = _role(words, kind) if not groups.get("alone") else (kind if kind not in STOPWORDS | NOT_SUBJECTS else "")
+    key = _role(words, kind)
     if not key:
         return None
     text = cap(c.text[: m.end()].rstrip(" ,;:.!")) + "."
@@ -737,6 +735,9 @@ _USES_NAME = re.compile(
 _CODE_PARTS = frozenset("function functions method methods handler handlers test tests loop class classes query queries "
                         "call calls request requests line lines code snippet snippets patch script version fixture "
                         "fixtures helper helpers mock mocks example examples variable variables file files".split())
+# Subjects that are someone else's or not (yet) the project's: a proposal, a vendor's or an upstream thing, a client.
+_NOT_OURS = frozenset("proposal proposals vendor upstream client clients customer customers competitor competitors demo "
+                      "sample tutorial library libraries plugin sdk old legacy previous former draft".split())
 
 
 def extract_uses_name(c: Clause) -> Finding | None:
@@ -747,7 +748,7 @@ def extract_uses_name(c: Clause) -> Finding | None:
         return None
     words = m.group("np").lower().split()
     purpose = (m.group("purpose") or "").lower().split()
-    if words[0] in NOT_SUBJECTS or words[-1] in _CODE_PARTS or any(w in STOPWORDS for w in words + purpose):
+    if words[0] in NOT_SUBJECTS or words[-1] in _CODE_PARTS or any(w in STOPWORDS or w in _NOT_OURS for w in words + purpose):
         return None
     name = m.group("name").strip("`")
     if STARTS_EXE.match(name) or TECH_PATTERN.fullmatch(name):

@@ -47,6 +47,7 @@ from actors.llm.rules_configs import config_findings
 from actors.llm.rules_diffs import diff_findings
 from actors.llm.rules_facts import (
     ENV_NAME,
+    VERSIONED_NAME,
     extract_destination,
     extract_env,
     extract_host,
@@ -70,6 +71,7 @@ from actors.llm.rules_procedures import (
     extract_owner,
 )
 from actors.llm.rules_text import (
+    HISTORICAL,
     ASKS_FIRST,
     CHANGE,
     STOPWORDS,
@@ -629,6 +631,10 @@ _ARROW = re.compile(rf"^(?P<left>[^`]*?)(?P<old>(?<![\w.])\d+(?:[.,]\d+)*{_UNIT}
                     r"(?P<rest>(?:[\s,;.)(].*)?)$", re.S)
 _ARROWS = re.compile(r"->|→|=>")
 _VERSION_LIKE = re.compile(r"v?\d+\.\d+", _I)
+# What may follow the new value: nothing, a remark after a comma, an aside, or a word of time ("... -> 20 today").
+_ARROW_REST = re.compile(r"^\s*(?:$|[,;.(]|(?:now|today|yesterday|tonight|this\s+(?:morning|week)|last\s+week)\b)", _I)
+# Measurements, not settings: a latency percentile, a coverage, a usage.
+_MEASURED = re.compile(r"\b(?:p\d\d|latency|coverage|usage|throughput|error\s+rate|uptime)\b", _I)
 _DETERMINER = re.compile(r"(?:the|our|my|their|his|her|its|a|an)\s", _I)
 _CHANGE_VERB = re.compile(r"\b(?:bump|upgrad|downgrad|mov|switch|chang|migrat|updat|rais|lower|set|renam|swapp?)\w*\s", _I)
 
@@ -655,6 +661,12 @@ def arrow_change(text: str) -> tuple[str, ...]:
         head = before.rstrip()[:-1]
         cut = max(head.rfind(ch) for ch in ":;,)(") + 1
         before, subject = head[:cut], head[cut:].strip()
+    if strip_fillers(before)[0] or not _ARROW_REST.match(rest) or new.endswith("%") or _MEASURED.search(subject):
+        return (text,)  # "proposal: ...", "staging only: ...", "... on my machine", "... broke login", "p99 800ms -> 120ms"
+    words = subject.lower().split()
+    if not _CHANGE_VERB.search(subject) and (len(words) > 4 or any(w in _PRONOUNS for w in words)
+                                             or any(w in {"the", "our", "my", "a", "an"} for w in words[1:])):
+        return (text,)  # "i thought the port changed ...", "the client wants the sla ...": no noun phrase alone
     digits = bool(re.search(r"\d", new))
     # The word before the arrow is the old value when it has the new value's shape (both with digits) or is a tool
     # by name ("cache backend memcached -> dragonfly"); a plain word is the subject's last ("user sessions -> X").
@@ -667,7 +679,7 @@ def arrow_change(text: str) -> tuple[str, ...]:
         return (text,)  # "5432 -> 6432": nothing says what changed
     if _CHANGE_VERB.search(subject):
         verb = ""  # "bumped node 18 → 20": the user's own verb
-    elif digits and (len(subject.split()) == 1 or _VERSION_LIKE.match(new)):
+    elif digits and (VERSIONED_NAME.fullmatch(subject.split()[-1]) or _VERSION_LIKE.match(new)):
         verb = "bumped "  # "node 18 -> 20", "ncs -> v2.7.0": a version
     else:
         verb = "changed " if len(subject.split()) == 1 or _DETERMINER.match(subject) else "changed the "
@@ -731,8 +743,13 @@ _THATS_THE = re.compile(r",\s+(?:that's|that\s+is|which\s+is)\s+"
                         r"(?:the|our)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)(?:\s+(?:here|now|too))?\s*[.!]?$", _I)
 
 
-# Nouns of a judgement made in a discussion, not of a part of the project: "X is the culprit / the fix / the winner".
-_JUDGED = frozenset("culprit cause reason answer solution winner suspect blocker option way idea plan".split())
+# What a value named first can be identified as: a place of the project's infrastructure or code (a closed class of
+# nouns; never a secret: "hunter2 is the staging password" stays unread, nor a judgement: "redis is the bottleneck").
+_PLACES = frozenset("database db cache host server box machine node branch registry bucket queue broker endpoint url "
+                    "domain region cluster store datastore directory folder path repo repository channel gateway proxy "
+                    "instance mirror".split())
+# Words that make the thing named an old or another party's one: "db-3.lan is the legacy database".
+_NOT_CURRENT = frozenset("old legacy previous former competitor competitors vendor upstream".split())
 
 
 def _inverted(said: str) -> str:
@@ -750,8 +767,8 @@ def _inverted(said: str) -> str:
     else:
         value = m.group("v")
     words = m.group("np").lower().split()
-    if value.lower() in STOPWORDS | _PRONOUNS or words[0] in NOT_SUBJECTS or words[-1] in NOT_SUBJECTS | _JUDGED \
-            or any(w in STOPWORDS or w in EVALUATIVE for w in words):
+    if value.lower() in STOPWORDS | _PRONOUNS or words[0] in NOT_SUBJECTS or words[-1] not in _PLACES \
+            or any(w in STOPWORDS or w in EVALUATIVE or w in _NOT_CURRENT for w in words) or HISTORICAL.search(said):
         return ""
     return f"the {m.group('np')} is {value}"
 

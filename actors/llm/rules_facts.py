@@ -527,10 +527,9 @@ _COUNTED = frozenset("step steps chapter section phase sprint release page line 
                      "version figure table node room floor build team pi".split())
 
 
-# A label and a versioned name right after it: "asset build: node 18.19 in .nvmrc", "runtime: python 3.12".
-_VERSION_LABEL = re.compile(rf"^[^:`]{{1,30}}:\s*(?:{_VERSIONED})\s*v?\d", _I)
-# A person's own setup: "Jonas has node 18", "Mia has python 3.9 on her laptop" (a capitalised name and "has").
-_SOMEONE_HAS = re.compile(r"(?:^|[,;:]\s*)(?-i:[A-Z][a-z]+)\s+has\s")
+# Someone's or something else's setup right before the version: "Jonas has node 18", "Heroku has python 3.11 now"
+# (a capitalised name and "has"; "so we moved to python 3.11" after it is still read).
+_SOMEONE_HAS = re.compile(r"(?-i:\b[A-Z][a-z]+)\s+has\s+$")
 # What another thing supports or works with ("Livewire 3.5 supports Laravel 10 and 11", "tested against
 # node 18"): a range it is compatible with, not the version the project is on.
 _COMPATIBLE_BEFORE = re.compile(r"\b(?:supports?|supported|support\s+for|compatible\s+with|works\s+with|"
@@ -538,11 +537,12 @@ _COMPATIBLE_BEFORE = re.compile(r"\b(?:supports?|supported|support\s+for|compati
 
 
 def extract_version(c: Clause) -> Finding | None:
-    if not (_VERSION_CONTEXT.search(c.low) or _VERSION_LABEL.match(c.text)) or _SOMEONE_HAS.search(c.text):
+    if not _VERSION_CONTEXT.search(c.low):
         return None
     match = _VERSION_TO.search(c.text)
     if match is None:
-        found = [m for m in _VERSION.finditer(c.text) if not _COMPATIBLE_BEFORE.search(c.text[: m.start()])]
+        found = [m for m in _VERSION.finditer(c.text) if not _COMPATIBLE_BEFORE.search(c.text[: m.start()])
+                 and not _SOMEONE_HAS.search(c.text[: m.start()])]
         match = pick(c.text, found)
         if match is None:
             named = _NAMED_VERSION_AFTER.search(c.text)
@@ -784,11 +784,6 @@ def extract_named_value(c: Clause) -> Finding | None:
     return None
 
 
-# A value by its shape (a number, a path, a host, code) and a phrase of place or time after it ("2933 in the last
-# infra PR", "0.6 in the inspector", "`v2` since the migration"): the phrase is no part of the value.
-_SHAPED_THEN_PLACE = re.compile(r"^(?P<v>`[^`]+`|[^\s`]*\d[^\s`]*|[^\s`]*/[^\s`]*|[\w-]+(?:\.[\w-]+)+)\s+"
-                                r"(?:in|on|at|for|during|since|from|after|before|with|via|by)\s+"
-                                r"(?:the|a|an|our|this|that|last|next|each|every|its|their|my|your)\b", _I)
 # The possessive pronouns of a third party (a closed class of English): a subject they open is someone else's.
 _OTHERS_POSSESSIVE = frozenset({"his", "her", "their"})
 
@@ -848,9 +843,6 @@ def extract_kv(c: Clause) -> Finding | None:
     named = _A_SHAPED_NAME.match(value)
     if named:  # "the level probe is a VL53L4CD on I2C": the part's name, not "a" anything ("a race condition" stays out)
         value = named.group("v")
-    placed = _SHAPED_THEN_PLACE.match(value)
-    if placed:  # "moved to 2933 in the last infra PR", "0.6 in the inspector": where or when it was said, no value
-        value = placed.group("v")
     value_words = value.lower().split()
     if _EVENT.match(value) or value.rstrip().endswith(":"):
         return None  # "Marco is complaining: ...", "the build is failing again": events, not attributes

@@ -360,6 +360,10 @@ def extract_branch(c: Clause) -> Finding | None:
 
 
 _PERSON = r"(?P<who>@[\w-]+|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)"
+# Things that are someone's without being a part of the project: a say in a matter, a fault, an idea.
+_NOT_OWNED = frozenset("decision decisions blame idea ideas call say fault turn choice mistake pleasure credit".split())
+# A time the care is limited to: a stand-in, not an owner.
+_FOR_A_WHILE = re.compile(r"\b(?:while|until|during|for\s+the\s+(?:week|weekend|day|sprint|month)|on\s+leave|this\s+week)\b", _I)
 _OWNS = re.compile(
     rf"^{_PERSON}\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
     r"is the maintainer of|leads|takes care of|looks after)\s+(?P<what>[\w\s./-]{2,40}?)$"
@@ -384,7 +388,7 @@ _PERSON_ENDING = (r"(?P<who>@[\w-]+|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)?(?![\
                   r"after|and|who|but)\b))")
 _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(_PERSON_ANY + r"\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
-               r"is the maintainer of|leads|takes care of|looks after|took over|has taken over|takes over|inherited|"
+               r"is the maintainer of|leads|takes care of|took over|has taken over|takes over|inherited|"
                r"reviews everything in|signs off on)\s+(?P<what>.+)$"),
     # "Ana is our billing person", "Tomas is the go-to for the CI runners": the area someone is the person for
     re.compile(_PERSON_ANY + r"\s+is\s+(?:now\s+)?(?:our|the)\s+(?!(?:main|best|right|only|new|old|first|usual|"
@@ -394,17 +398,19 @@ _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
                r"(?:all\s+|any\s+|the\s+)?(?P<what>.+)$"),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+" + _PERSON_ANY),
     re.compile(r"\b(?i:(?:owner|maintainer)\s+of)\s+(?P<what>.+?)(?i:\s+(?:is|=|:)\s+(?:now\s+)?)" + _PERSON_ENDING),
-    # "Ana handed the exporter over to Li": the one it is handed to owns it now
-    re.compile(r"\b(?i:hand(?:ed|s)?)\s+(?:the\s+|our\s+)?(?P<what>[\w][\w\s./-]{1,40}?)\s+(?i:off|over)\s+to\s+" + _PERSON_ENDING),
+    # "Ana handed the exporter over to Li": the one it was handed to owns it now (done: the past tense only)
+    re.compile(r"\b(?i:handed)\s+(?:the\s+|our\s+)?(?P<what>[\w][\w\s./-]{1,40}?)\s+(?i:off|over)\s+to\s+" + _PERSON_ENDING),
     re.compile(r"\b(?i:ownership\s+of)\s+(?P<what>.+?)(?i:\s+(?:has\s+)?(?:passed|went|moved|was handed|was transferred|"
                r"transferred|goes|is going)\s+(?:over\s+)?to\s+)" + _PERSON_ENDING),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:has|got)\s+a\s+new\s+(?:owner|maintainer)\s*:?\s+"
                + _PERSON_ANY),
-    # "billing is Rosa's area", "the exporter is @dkim's responsibility", "the exporter is Rosa's" (a possessive
-    # ending the clause: whose it is; "the bug is Rosa's fault" names no area)
+    # "billing is Rosa's area", "the exporter is @dkim's responsibility"
     re.compile(r"^(?P<what>(?:the\s+|our\s+)?[\w][\w\s./-]{1,40}?)\s+(?:is|are)\s+(?:now\s+)?"
-               r"(?P<who>@[\w-]+|[A-Za-z][a-z]{2,11})(?:'s|’s)(?:\s+(?:area|domain|responsibility|baby|turf)\b|"
-               r"(?:\s+now)?\s*[.!]?$)"),
+               r"(?P<who>@[\w-]+|[A-Za-z][a-z]{2,11})(?:'s|’s)\s+(?:area|domain|responsibility|baby|turf)\b"),
+    # "the exporter is Rosa's (now)": a capitalised name's possessive ending the clause, after a part of the project
+    # named with "the" or "our" (``_NOT_OWNED``: "the decision is Rosa's" names no part)
+    re.compile(r"^(?P<what>(?:the|our)\s+[\w][\w\s./-]{1,40}?)\s+(?:is|are)\s+(?:now\s+)?"
+               r"(?P<who>@[\w-]+|(?-i:[A-Z][a-z]{2,11}))(?:'s|’s)(?:\s+now)?\s*[.!]?$"),
     re.compile(r"\b(?i:anything|everything|changes?)\s+(?:in|to)\s+(?P<what>.+?)\s+(?:needs?|requires?|goes? through)\s+"
                r"(?:a\s+)?(?:review|approval|sign-?off)\s+(?:from|by)\s+" + _PERSON_ANY),
 )
@@ -441,7 +447,8 @@ def extract_owner(c: Clause) -> Finding | None:
                     who = found.group("who")
                     who = who.capitalize() if who.islower() and not who.startswith("@") else who  # "kofi's responsibility"
                     thing = lower_first(phrase)
-                    if thing.split()[0].lower() in NOT_SUBJECTS | {"them", "him", "her"}:
+                    if thing.split()[0].lower() in NOT_SUBJECTS | {"them", "him", "her"} \
+                            or what.split()[-1].lower() in _NOT_OWNED:
                         return None
                     article = "the " if head or not thing[:1].isupper() and len(thing.split()) > 1 else ""
                     return Finding(f"{article_free(thing)} owner", normalize_belief(who), Kind.FACT,
@@ -451,8 +458,10 @@ def extract_owner(c: Clause) -> Finding | None:
         return None
     who, what = match.group("who"), lower_first(match.group("what").strip())
     thing = article_free(what)
-    if not thing or thing.split()[0].lower() in NOT_SUBJECTS | {"them", "him", "her"}:
-        return None  # "Dana owns it": no coreference
+    if not thing or thing.split()[0].lower() in NOT_SUBJECTS | {"them", "him", "her", "his", "their", "my"}:
+        return None  # "Dana owns it": no coreference; "Dana looks after her kids": not the project's
+    if _FOR_A_WHILE.search(thing):
+        return None  # "Ana looks after the runners while Ben is on leave": a stand-in, no owner
     return Finding(f"{thing} owner", normalize_belief(who), Kind.FACT, f"{who} owns {what}.")
 
 

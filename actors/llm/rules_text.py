@@ -33,7 +33,7 @@ _ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|approx|incl|resp|esp|a\.k\.
 _BACKTICK = re.compile(r"`[^`\n]+`")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _CLAUSE_SPLIT = re.compile(
-    r"\s*;\s*|\s+(?:--|—|–|·)\s+|\s+\d{1,2}\)\s+(?=\w)"  # an item of an inline list: "three things: 1) ... 2) ..."
+    r"\s*;\s*|\s+(?:--|—|–|·)\s+"
     r"|,\s+and\s+|,?\s+(?:and|but)\s+(?=(?:also\s+|then\s+|now\s+)?(?:the|we|we're|we've|our|i|i've|i'm|"
     r"from now on|let's|use|it's|they|you)\b)"
     r"|,\s+(?=(?:but\s+)?(?:now|we|we're|our|the)\s+\w+(?:\s+\w+)?\s+(?:is|are|now|lives?|runs?|listens?|uses?|use)\b)",
@@ -46,10 +46,7 @@ _CLAUSE_SPLIT = re.compile(
 # fewer or one that opens with a preposition ("for the cache, port is 6380", "in staging, the relay is
 # on 7312": the phrase scopes what follows). A one-word subject that owns a thing is a new clause too
 # ("ana owns the exports, li owns the docs"). The value may be code (hidden as a placeholder while splitting).
-# The speaker's own plan after a comma is a clause of its own ("Dele owns the backend, I'll ask him"): what it
-# plans never makes the statement before it a plan.
-_SPLICE = re.compile(r",\s+(?=(?:i'll|i\s+will|we'll|we\s+will|i'm\s+going\s+to|let\s+me|let's)\s)|"
-                     r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)"
+_SPLICE = re.compile(r",\s+(?=(?!(?:which|who|whom|whose|that|where|when|it|this)\b)"
                      r"(?:(?:(?:the|our)\s+[\w-]+(?:\s+[\w-]+){0,2}|[\w-]+(?:\s+[\w-]+)?)\s+(?:is|are|will\s+be)\s+[\w\x00]"
                      r"|[\w-]+\s+(?:now\s+)?(?:owns|maintains|takes\s+over|took\s+over)\s+\w))", re.I)
 _SUBORDINATE = re.compile(r"^(?:if|when|whenever|unless|once|because|since|although|though|while|whether|as long as)\b", re.I)
@@ -70,6 +67,21 @@ def _presupposed(part: str) -> list[str]:
     if m is None or len(m.group("given").split()) < 3:
         return [part]
     return [m.group("given"), m.group("main")]
+
+
+# An item of an inline numbered list ("three things: 1) ... 2) ..."), and a head that makes every item of its list
+# something not done: a plan, options, an attempt ("todo: 1) ...", "we tried 1) ... 2) ..., neither fixed it").
+_INLINE_ITEM = re.compile(r"\s+\d{1,2}\)\s+(?=\w)")
+_NOT_DONE_HEAD = re.compile(r"\b(?:todo|to-do|plans?|planned|options?|proposals?|ideas?|next|tried|try|trying|maybe|"
+                            r"should|could|would|might|if|roadmap|wishlist|later|suggest\w*|either|or)\b", re.I)
+
+
+def _inline_items(sentence: str) -> list[str]:
+    """``sentence`` split at the items of an inline numbered list, unless what opens the list says they are not done."""
+    parts = _INLINE_ITEM.split(sentence)
+    if len(parts) < 2 or _NOT_DONE_HEAD.search(parts[0]) or _NOT_DONE_HEAD.search(parts[-1].split(",")[-1]):
+        return [sentence]
+    return parts
 
 
 def _spliced(part: str) -> list[str]:
@@ -355,7 +367,7 @@ def clauses(sentence: str) -> list[str]:
         return f"\x00{len(spans) - 1}\x00"
 
     protected = _BACKTICK.sub(hide, sentence)
-    parts = [q for p in _CLAUSE_SPLIT.split(protected) for r in _presupposed(p) for q in _spliced(r)]
+    parts = [q for i in _inline_items(protected) for p in _CLAUSE_SPLIT.split(i) for r in _presupposed(p) for q in _spliced(r)]
     out = [re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], p).strip() for p in parts]
     return [p for p in out if p]
 
@@ -547,7 +559,7 @@ def is_value_token(token: str) -> bool:
 # ---------------------------------------------------------------- statement filters
 
 _FILLER = re.compile(
-    r"^(?:(?:ok(?:ay)?|so|also|and|btw|fyi|fwiw|tbh|iirc|afaik|by the way|actually|oh|alright|anyway|ugh|argh|meh|hmm+|lol|welp|oof|"
+    r"^(?:(?:ok(?:ay)?|so|also|and|btw|fyi|fwiw|tbh|by the way|actually|oh|alright|anyway|ugh|argh|meh|hmm+|lol|welp|oof|"
     r"sigh|wow|whoa|yikes|hey|hi|hiya|morning|gm|yeah|yep|yup)(?![\w-])[\s,:!.-]*"
     r"|(?:yes|yeah|yep|no|nope|right|great|cool|perfect|nice|thanks|thank you|well|update|"
     r"quick update|important|note|done|all done|good news|heads up|just so you know|"
@@ -629,7 +641,9 @@ def strip_fillers(text: str) -> tuple[str, bool, bool]:
 
 
 # A chat abbreviation said aside ("slots are 90 min btw, ...", "the cap is 5 lol"): no part of what is stated.
-_CHAT_TAG = re.compile(r"\s+(?:btw|lol|fyi|tbh|imo|imho|iirc|afaik|fwiw|lmao|haha)(?=\s*(?:[,.;:!?)]|$))", re.I)
+# A hedge ("iirc", "afaik", "imo") is kept: it says the statement is unsure. After a copula the word is the value
+# ("the channel is fyi").
+_CHAT_TAG = re.compile(r"(?<!\bis)(?<!\bare)(?<![=:])\s+(?:btw|lol|fyi|tbh|fwiw|lmao|haha)(?=\s*(?:[,.;:!?)]|$))", re.I)
 
 
 # History told as history: "back in June, when the gateway still ran on 3000", "back when we
