@@ -19,22 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import string
 from collections.abc import Callable, Sequence
 
 from eval.tide.generator import Vocab
-from eval.tide.vocab import Family
-
-ValueFn = Callable[[random.Random, str], str]
-
-
-def _pool(*names: str) -> ValueFn:
-    return lambda rng, subject: rng.choice(names)
-
-
-def _pool_by(table: dict[str, tuple[str, ...]]) -> ValueFn:
-    return lambda rng, subject: rng.choice(table[subject])
-
+from eval.tide.vocab import Family, _alnum, _hex, _pool, _pool_by
 
 def _port(rng: random.Random, subject: str) -> str:
     low, high = rng.choice(((1025, 2999), (10000, 19999)))
@@ -457,14 +445,6 @@ DERIVED: dict[str, dict[str, object]] = {
     },
 }
 DOMAINS = ("brightcart.io", "fernhill.app", "quillstack.dev", "roundtable.cloud", "tallyhq.net", "mosswood.dev")
-
-
-def _alnum(rng: random.Random, n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
-    return "".join(rng.choice(alphabet) for _ in range(n))
-
-
-def _hex(rng: random.Random, n: int) -> str:
-    return _alnum(rng, n, "0123456789abcdef")
 
 
 # Services with credentials: (service, env var, secret maker).
