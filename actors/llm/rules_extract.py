@@ -773,6 +773,32 @@ def _inverted(said: str) -> str:
     return f"the {m.group('np')} is {value}"
 
 
+# A named thing said to be no longer there: "Harness isn't part of the setup for CI anymore", "CI -> no Harness".
+# The thing opens the clause with no determiner (a name, not "the build isn't slow anymore"), or follows an arrow
+# and "no"; what it was for, when said with "for", stays with it.
+_NOT_ANYMORE = re.compile(r"^(?P<n>`[^`]+`|[A-Za-z][\w.+-]*(?:\s+(?-i:[A-Z])[\w.+-]*){0,2})\s+(?:isn't|is\s+not|aren't|are\s+not)\s+"
+                          r"(?P<rest>(?:[^,;]*?\s)?(?:part\s+of|used|in\s+use|needed|in\s+the\s+(?:stack|setup|repo|project))"
+                          r"\b[^,;]*?)\s+(?:anymore|any\s+more)\s*[.!]?$", _I)
+_ARROW_NO = re.compile(r"^(?P<s>[^`>]{1,40}?)\s*(?:->|→|=>)\s*no\s+(?P<n>`[^`]+`|[A-Za-z][\w.+-]*(?:\s+(?-i:[A-Z])[\w.+-]*){0,2})"
+                       r"\s*[.!,;]?", _I)
+
+
+def _no_longer(said: str) -> str:
+    """A clause that says a named thing is gone (``_NOT_ANYMORE``, ``_ARROW_NO``), written as the removal readings
+    know it ("we no longer use X for Y"), or ""."""
+    m = _NOT_ANYMORE.match(said)
+    if m is not None:
+        name = m.group("n")
+        if name.lower() in STOPWORDS | _PRONOUNS or name.split()[0].lower() in NOT_SUBJECTS:
+            return ""
+        purpose = re.search(r"\bfor\s+(?P<p>.+)$", m.group("rest"), _I)
+        return f"we no longer use {name}" + (f" for {purpose.group('p')}" if purpose else "")
+    m = _ARROW_NO.match(said)
+    if m is not None and m.group("n").lower() not in STOPWORDS:
+        return f"we no longer use {m.group('n')} for {m.group('s').strip(' :')}"
+    return ""
+
+
 def _antecedent(head: str, body: str) -> str:
     """The body of a lead-in with "it" read as the thing the lead ends on: "board v2 swaps the level sensor: it's a
     VL53L1X now" -> "the level sensor is a VL53L1X now". Any other body is returned as it is."""
@@ -809,6 +835,9 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         inverted = _inverted(said) if speaker == "user" else ""  # a reply explains logs of other systems that way
         if inverted:  # "db-7.lan is the staging database" reads as "the staging database is db-7.lan"
             variants = (inverted, *variants)
+        gone = _no_longer(said) if speaker == "user" else ""
+        if gone:  # "Harness isn't part of the setup anymore" reads as "we no longer use Harness"
+            variants = (gone, *variants)
         for part in variants:
             before = len(out)
             if len(part) > MAX_CLAUSE_CHARS:

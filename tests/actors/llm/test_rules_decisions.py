@@ -8,7 +8,7 @@ import pytest
 
 from actors.llm.rules import RulesClient
 from actors.llm.rules_text import clauses
-from engine.models import Kind, Unit
+from engine.models import Candidate, Kind, Unit
 
 SCOPE = "project:p"
 CLIENT = RulesClient()
@@ -189,3 +189,17 @@ def test_what_the_readings_of_this_round_must_not_invent() -> None:
     # a hedge stays with the statement
     assert any("iirc" in b for _, b, _ in found("the lease time is 45 min iirc")) or \
         not any(b == "45 min" for _, b, _ in found("the lease time is 45 min iirc"))
+
+
+def test_a_named_thing_no_longer_there_is_a_removal() -> None:
+    for said in ("Quarrymq isn't part of the setup for the job queue anymore", "job queue -> no Quarrymq. it was dropped"):
+        got = [c for c in _extracted(said) if c.negated]
+        assert any(c.belief == "quarrymq" for c in got), said
+    # a state that ends ("isn't slow anymore") or a person who left names no removed tool
+    assert not any(c.negated for c in _extracted("the build isn't slow anymore"))
+    assert not any(c.negated for c in _extracted("Ana isn't on the team anymore"))
+
+
+def _extracted(user: str) -> list[Candidate]:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, user=user, assistant="", request_id="r1")
+    return list(CLIENT.extract([unit], SCOPE))
