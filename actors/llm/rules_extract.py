@@ -623,7 +623,7 @@ def _denied(value: str, clause: str) -> bool:
     return at > 0 and bool(_DENIAL.search(normalize_text(clause)[:at]))
 
 
-# A change in shorthand: "db port 5432 -> 6432", "bumped node 18 → 20", "ncs -> v2.7.0". One arrow outside code,
+# A change in shorthand: "cache port 6379 -> 6380", "bumped deno 1.44 → 1.46", "sdk -> v4.2.0". One arrow outside code,
 # a value right after it; what stands before it is the old value, the subject, or both.
 _UNIT = r"\s?(?i:ms|s|secs?|mins?|h|hrs?|d|days?|[kmgt]i?b|kg|g|mg|km|cm|mm|m|mv|ma|v|a|kw|w|[kmg]?hz|%|px|rpm)(?![\w.])"
 _ARROW = re.compile(rf"^(?P<left>[^`]*?)(?P<old>(?<![\w.])\d+(?:[.,]\d+)*{_UNIT}|[\w.:/@+-]*\w)(?:\s+(?:->|=>)\s+|\s*→\s*)"
@@ -680,7 +680,7 @@ def arrow_change(text: str) -> tuple[str, ...]:
     if _CHANGE_VERB.search(subject):
         verb = ""  # "bumped node 18 → 20": the user's own verb
     elif digits and (VERSIONED_NAME.fullmatch(subject.split()[-1]) or _VERSION_LIKE.match(new)):
-        verb = "bumped "  # "node 18 -> 20", "ncs -> v2.7.0": a version
+        verb = "bumped "  # "deno 1.44 -> 1.46", "sdk -> v4.2.0": a version
     else:
         verb = "changed " if len(subject.split()) == 1 or _DETERMINER.match(subject) else "changed the "
     change = f"{verb}{subject} from {old} to {new}" if is_old else f"{verb}{subject} to {new}"
@@ -695,7 +695,7 @@ def arrow_change(text: str) -> tuple[str, ...]:
 _DECIDED_PREFIX = re.compile(r"^(?:we|i|they|the team)\s+(?:have\s+)?(?:decided|agreed)(?:\s+that|\s+to(?=\s+[a-z]+\s))?\s+(?=\S+\s+\S+\s+\S)", _I)
 _DECIDED_HEAD = re.compile(r"\b(?:we|i|they|the team)\s+(?:have\s+|finally\s+)?(?:decided|agreed)$", _I)
 _DECISION_WORD = re.compile(r"\b(?:decided|decision|agreed|final)\b", _I)
-# A lead-in that names the subject of the decision: "backbone decision", "the queue choice".
+# A lead-in that names the subject of the decision: "tokenizer decision", "the queue choice".
 _ABOUT_HEAD = re.compile(r"^(?:the\s+|our\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*)?\s+(?:decision|choice)$", _I)
 
 
@@ -716,7 +716,7 @@ def _decided(text: str) -> tuple[str, bool]:
     if len(lead.group("body").split()) < 3:
         return text, False
     if _ABOUT_HEAD.match(lead.group("head").strip()):
-        return text, True  # "backbone decision: we're going with X": the lead-in names what was decided on
+        return text, True  # "tokenizer decision: we picked X": the lead-in names what was decided on
     return lead.group("body"), True
 
 
@@ -728,14 +728,14 @@ _FILE_LEAD = re.compile(r"^(?:`(?:[\w.-]+/)*[\w.-]+\.\w{1,5}`|(?:[\w.-]+/)+[\w.-
 # A lead-in that says what follows does not hold (yet, here): a plan, a wish, an option, another party's product.
 _NOT_A_REPORT = re.compile(r"\b(?:todo|to-do|plan\w*|wish\w*|ideas?|options?|proposals?|consider\w*|maybe|"
                            r"competitor\w*|example|hypothetic\w*|draft|someday|later|might|may|could|would)\b", _I)
-# A clause that opens on its own subject: a determiner and a word ("the loggers ...", "our staging box ...").
+# A clause that opens on its own subject: a determiner and a word ("the gauges ...", "our staging box ...").
 _OWN_SUBJECT = re.compile(r"^(?:the|our|all|every|each)\s+[a-z][\w-]*", _I)
 _IT_IS = re.compile(r"^it(?:'s|’s|\s+is)\s+(?:now\s+)?", _I)
 _LEAD_THING = re.compile(r"\b(?:the|our)\s+(?!(?:same|other|new|old|whole)\b)(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})\s*$", _I)
 
 
-# A value named first and then identified: "db-7.lan is the staging database", "canary is our default branch",
-# "add db-7.lan to your settings, that's the staging database". The value is one word: a shape (a host, a path,
+# A value named first and then identified: "mq-2.lan is the nightly broker", "release-x is our base branch",
+# "add mq-2.lan to your hosts file, that's the nightly broker". The value is one word: a shape (a host, a path,
 # a number, code) or a name, or after a comma the last value by its shape before it; the thing after "the" or "our"
 # is a noun phrase of one to four words ending the clause.
 _IS_THE = re.compile(r"^(?P<v>`[^`]+`|[\w][\w.:/@+-]*)\s+is\s+(?:the|our)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3})\s*[.!]?$", _I)
@@ -773,32 +773,6 @@ def _inverted(said: str) -> str:
     return f"the {m.group('np')} is {value}"
 
 
-# A named thing said to be no longer there: "Harness isn't part of the setup for CI anymore", "CI -> no Harness".
-# The thing opens the clause with no determiner (a name, not "the build isn't slow anymore"), or follows an arrow
-# and "no"; what it was for, when said with "for", stays with it.
-_NOT_ANYMORE = re.compile(r"^(?P<n>`[^`]+`|[A-Za-z][\w.+-]*(?:\s+(?-i:[A-Z])[\w.+-]*){0,2})\s+(?:isn't|is\s+not|aren't|are\s+not)\s+"
-                          r"(?P<rest>(?:[^,;]*?\s)?(?:part\s+of|used|in\s+use|needed|in\s+the\s+(?:stack|setup|repo|project))"
-                          r"\b[^,;]*?)\s+(?:anymore|any\s+more)\s*[.!]?$", _I)
-_ARROW_NO = re.compile(r"^(?P<s>[^`>]{1,40}?)\s*(?:->|→|=>)\s*no\s+(?P<n>`[^`]+`|[A-Za-z][\w.+-]*(?:\s+(?-i:[A-Z])[\w.+-]*){0,2})"
-                       r"\s*[.!,;]?", _I)
-
-
-def _no_longer(said: str) -> str:
-    """A clause that says a named thing is gone (``_NOT_ANYMORE``, ``_ARROW_NO``), written as the removal readings
-    know it ("we no longer use X for Y"), or ""."""
-    m = _NOT_ANYMORE.match(said)
-    if m is not None:
-        name = m.group("n")
-        if name.lower() in STOPWORDS | _PRONOUNS or name.split()[0].lower() in NOT_SUBJECTS:
-            return ""
-        purpose = re.search(r"\bfor\s+(?P<p>.+)$", m.group("rest"), _I)
-        return f"we no longer use {name}" + (f" for {purpose.group('p')}" if purpose else "")
-    m = _ARROW_NO.match(said)
-    if m is not None and m.group("n").lower() not in STOPWORDS:
-        return f"we no longer use {m.group('n')} for {m.group('s').strip(' :')}"
-    return ""
-
-
 def _antecedent(head: str, body: str) -> str:
     """The body of a lead-in with "it" read as the thing the lead ends on: "board v2 swaps the level sensor: it's a
     VL53L1X now" -> "the level sensor is a VL53L1X now". Any other body is returned as it is."""
@@ -826,18 +800,15 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 and is_statement(lead.group("head"), False) and not _NOT_A_REPORT.search(lead.group("head")):
             if _OWN_SUBJECT.match(lead.group("body")) and len(lead.group("head").split()) >= 3 \
                     and not _VALUE_SHAPE.search(" " + lead.group("head")):
-                # "background from the vendor call: the loggers are X": the body names its own subject, so no
+                # "notes from the supplier meeting: the gauges are X": the body names its own subject, so no
                 # key spans the colon; a lead-in of three words or more is where it was heard (a shorter one
                 # qualifies what follows: "staging: the api listens on 7070")
                 variants = (lead.group("body"), said)
             elif len(lead.group("head").split()) <= 6:
                 variants = (said, _antecedent(lead.group("head"), lead.group("body")))  # "news from the bench: it's X"
         inverted = _inverted(said) if speaker == "user" else ""  # a reply explains logs of other systems that way
-        if inverted:  # "db-7.lan is the staging database" reads as "the staging database is db-7.lan"
+        if inverted:  # "mq-2.lan is the nightly broker" reads as "the nightly broker is mq-2.lan"
             variants = (inverted, *variants)
-        gone = _no_longer(said) if speaker == "user" else ""
-        if gone:  # "Harness isn't part of the setup anymore" reads as "we no longer use Harness"
-            variants = (gone, *variants)
         for part in variants:
             before = len(out)
             if len(part) > MAX_CLAUSE_CHARS:

@@ -527,10 +527,10 @@ _COUNTED = frozenset("step steps chapter section phase sprint release page line 
                      "version figure table node room floor build team pi".split())
 
 
-# Someone's or something else's setup right before the version: "Jonas has node 18", "Heroku has python 3.11 now"
-# (a capitalised name and "has"; "so we moved to python 3.11" after it is still read).
+# Someone's or something else's setup right before the version: "Mira has ruby 3.2", "Render has python 3.13 now"
+# (a capitalised name and "has"; "so we moved to python 3.13" after it is still read).
 _SOMEONE_HAS = re.compile(r"(?-i:\b[A-Z][a-z]+)\s+has\s+$")
-# What another thing supports or works with ("Livewire 3.5 supports Laravel 10 and 11", "tested against
+# What another thing supports or works with ("Wagtail 6 supports Django 4.2 and 5.0", "tested against
 # node 18"): a range it is compatible with, not the version the project is on.
 _COMPATIBLE_BEFORE = re.compile(r"\b(?:supports?|supported|support\s+for|compatible\s+with|works\s+with|"
                                 r"tested\s+(?:on|with|against))\s+(?:both\s+)?$", _I)
@@ -837,7 +837,7 @@ def extract_kv(c: Clause) -> Finding | None:
     if not words or words[0] in NOT_SUBJECTS or len(words) > 5 or not value:
         return None
     if words[0] in _OTHERS_POSSESSIVE:
-        return None  # "his test gateway is set up for X": someone else's thing, not the project's
+        return None  # "her staging box runs the old image": someone else's thing, not the project's
     if SPEECH_VERBS & set(words):
         return None  # "Ana complains the build is slow": a report of what someone says, no setting's name
     named = _A_SHAPED_NAME.match(value)

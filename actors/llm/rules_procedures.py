@@ -257,7 +257,7 @@ def extract_command(c: Clause) -> Finding | None:
         return None  # "node 18.19", "go 1.22": a runtime and its version, no command line
     if " " not in command and _IS_BEFORE.match(c.text[bare.start():bare.start(1)]) \
             and not _COMMAND_NOUN.search(c.text[: bare.start()]):
-        return None  # "deploy target is fly", "the formatter is black": a tool named by a copula, no command line
+        return None  # "the release host is heroku", "the formatter is black": a tool named by a copula, no command line
     rest = c.text.replace(bare.group(1), " ")
     for where in (rest, command):
         found = purposes_in(where)
@@ -366,7 +366,7 @@ _NOT_OWNED = frozenset("decision decisions blame idea ideas call say fault turn 
 _FOR_A_WHILE = re.compile(r"\b(?:while|until|during|for\s+the\s+(?:week|weekend|day|sprint|month)|on\s+leave|this\s+week)\b", _I)
 _OWNS = re.compile(
     rf"^{_PERSON}\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
-    r"is the maintainer of|leads|takes care of|looks after)\s+(?P<what>[\w\s./-]{2,40}?)$"
+    r"is the maintainer of|leads|takes care of)\s+(?P<what>[\w\s./-]{2,40}?)$"
 )
 _OWNED = re.compile(
     r"^(?P<what>[\w\s./-]{2,40}?)\s+(?:is|are)\s+(?:now\s+)?(?:owned|maintained|handled|led|run)\s+by\s+"
@@ -398,8 +398,6 @@ _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
                r"(?:all\s+|any\s+|the\s+)?(?P<what>.+)$"),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+" + _PERSON_ANY),
     re.compile(r"\b(?i:(?:owner|maintainer)\s+of)\s+(?P<what>.+?)(?i:\s+(?:is|=|:)\s+(?:now\s+)?)" + _PERSON_ENDING),
-    # "Ana handed the exporter over to Li": the one it was handed to owns it now (done: the past tense only)
-    re.compile(r"\b(?i:handed)\s+(?:the\s+|our\s+)?(?P<what>[\w][\w\s./-]{1,40}?)\s+(?i:off|over)\s+to\s+" + _PERSON_ENDING),
     re.compile(r"\b(?i:ownership\s+of)\s+(?P<what>.+?)(?i:\s+(?:has\s+)?(?:passed|went|moved|was handed|was transferred|"
                r"transferred|goes|is going)\s+(?:over\s+)?to\s+)" + _PERSON_ENDING),
     re.compile(r"(?:^|\b(?:the|our)\s+)(?P<what>[\w][\w\s./-]{1,40}?)\s+(?:has|got)\s+a\s+new\s+(?:owner|maintainer)\s*:?\s+"
@@ -459,9 +457,9 @@ def extract_owner(c: Clause) -> Finding | None:
     who, what = match.group("who"), lower_first(match.group("what").strip())
     thing = article_free(what)
     if not thing or thing.split()[0].lower() in NOT_SUBJECTS | {"them", "him", "her", "his", "their", "my"}:
-        return None  # "Dana owns it": no coreference; "Dana looks after her kids": not the project's
+        return None  # "Dana owns it": no coreference; "Dana maintains her own blog": not the project's
     if _FOR_A_WHILE.search(thing):
-        return None  # "Ana looks after the runners while Ben is on leave": a stand-in, no owner
+        return None  # "Ana maintains the runners while Ben is on leave": a stand-in, no owner
     return Finding(f"{thing} owner", normalize_belief(who), Kind.FACT, f"{who} owns {what}.")
 
 

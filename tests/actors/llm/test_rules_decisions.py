@@ -8,7 +8,7 @@ import pytest
 
 from actors.llm.rules import RulesClient
 from actors.llm.rules_text import clauses
-from engine.models import Candidate, Kind, Unit
+from engine.models import Kind, Unit
 
 SCOPE = "project:p"
 CLIENT = RulesClient()
@@ -146,14 +146,6 @@ def test_a_possessive_ending_the_clause_says_whose_a_part_is() -> None:
     assert not any(k.endswith("owner") for k, _, _ in found("the outage was Tamsin's fault"))
 
 
-def test_the_idioms_of_ownership_and_of_handing_it_over() -> None:
-    assert ("ingest worker owner", "tamsin", Kind.FACT) in found("Tamsin looks after the ingest worker")
-    handed = found("Tamsin handed the ingest worker over to Yusuf")
-    assert any(k == "ingest worker owner" and b == "yusuf" for k, b, _ in handed), handed
-    # handing a thing to a team or a pronoun names no owner
-    assert not any(k.endswith("owner") for k, _, _ in found("I handed the laptop over to IT"))
-
-
 def test_a_short_arrow_line_under_a_label_is_a_change() -> None:
     got = found("the relay: 7400 -> 7411")
     assert any(b == "7411" for _, b, _ in got) and "7400" not in asserted("the relay: 7400 -> 7411"), got
@@ -180,8 +172,8 @@ def test_what_the_readings_of_this_round_must_not_invent() -> None:
     assert not any("legacy" in k for k, _, _ in found("we used to ssh into gw-2.lan, that's the legacy gateway"))
     # a say in a matter is nobody's part of the project; care while someone is away is no ownership
     assert found("the decision is Rosa's") == []
-    assert not any(k.endswith("owner") for k, _, _ in found("Ana looks after the runners while Ben is on leave"))
-    assert not any(k.endswith("owner") for k, _, _ in found("Ana hands the exporter over to Li on Friday"))
+    assert not any(k.endswith("owner") for k, _, _ in found("Ana maintains the runners while Ben is on leave"))
+    assert ("runners owner", "ana", Kind.FACT) in found("Ana maintains the runners")  # control
     # another party's thing, and a list of things to do, are not the project's
     assert not any(b == "graph_fed2" for _, b, _ in found("the proposal uses graph_fed2 for the gateway"))
     assert len(clauses("todo: 1) the relay port is 6390 2) the keys are rotated")) == 1  # a list of things to do
@@ -189,17 +181,3 @@ def test_what_the_readings_of_this_round_must_not_invent() -> None:
     # a hedge stays with the statement
     assert any("iirc" in b for _, b, _ in found("the lease time is 45 min iirc")) or \
         not any(b == "45 min" for _, b, _ in found("the lease time is 45 min iirc"))
-
-
-def test_a_named_thing_no_longer_there_is_a_removal() -> None:
-    for said in ("Quarrymq isn't part of the setup for the job queue anymore", "job queue -> no Quarrymq. it was dropped"):
-        got = [c for c in _extracted(said) if c.negated]
-        assert any(c.belief == "quarrymq" for c in got), said
-    # a state that ends ("isn't slow anymore") or a person who left names no removed tool
-    assert not any(c.negated for c in _extracted("the build isn't slow anymore"))
-    assert not any(c.negated for c in _extracted("Ana isn't on the team anymore"))
-
-
-def _extracted(user: str) -> list[Candidate]:
-    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1000, user=user, assistant="", request_id="r1")
-    return list(CLIENT.extract([unit], SCOPE))
