@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from engine.effects import Effects, JobRequest
 from engine.keys import fingerprint, normalize_belief, normalize_key
 from engine.lexical import tokenize
+from engine.mentions import resolve_mention
 from engine.models import (
     RETIRED_STATES,
     AuditEvent,
@@ -41,7 +42,7 @@ from engine.state import MemoryTable, memory_id_for, tension_id_for
 
 class IngestResult(BaseModel):
     model_config = ConfigDict(frozen=True)
-    outcome: str  # duplicate | confirmed | absorbed | updated | historical | contested | created | rejected
+    outcome: str  # duplicate | confirmed | absorbed | updated | historical | contested | created | rejected | unmatched
     memory_id: str | None
     effects: Effects
 
@@ -194,6 +195,11 @@ def ingest(c: Candidate, table: MemoryTable, neighbours: Sequence[tuple[Memory, 
     """Decide what one candidate does to memory. Pure: returns effects, writes nothing."""
     if not c.text.strip():
         return IngestResult(outcome="rejected", memory_id=None, effects=Effects())
+    if c.update_only:  # a clause naming a held setting with a new value: that setting's candidate, or nothing
+        resolved = resolve_mention(c, table)
+        if resolved is None:
+            return IngestResult(outcome="unmatched", memory_id=None, effects=Effects())
+        c = resolved
     actor = c.origin
     fp = fingerprint(c.scope, c.key, c.belief, c.text, c.negated)
     same_fp = table.with_fingerprint(c.scope, fp)

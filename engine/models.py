@@ -111,6 +111,8 @@ class Candidate(Frozen):
     origin: Origin = Origin.EXTRACTOR
     prompt_version: str = ""
     negated: bool = Field(default=False, description="asserts that the key no longer holds")
+    update_only: bool = Field(default=False, description="names a held setting with a new value: applied to the "
+                              "memory held for that setting, or dropped (engine/mentions.py); never stored on its own")
 
 
 class Memory(Frozen):

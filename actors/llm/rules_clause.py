@@ -42,6 +42,7 @@ class Finding:
     weight: float = 0.0
     retires: tuple[str, ...] = ()  # old values the clause says are replaced ("from 8081 to 9090")
     as_said: bool = False  # kept as said beside a reading of the same key and value (``rules_answers``)
+    update_only: bool = False  # names a setting with a new value: applies only to a memory held for it (``engine.mentions``)
 
 
 # When a change happened, closing its clause ("last sprint", "a while ago"): English time adverbials,

@@ -95,9 +95,10 @@ from actors.llm.rules_text import (
 )
 from engine.grounding import find_whole, occurs_whole
 from engine.keys import normalize_belief, normalize_key, normalize_text, value_kind
+from engine.mentions import KINDS_OF_SHAPE
 from engine.models import Candidate, Kind, Origin, Unit
 from engine.utterance import statements, unwrap
-from engine.values import CLOCK_TIME
+from engine.values import CLOCK_TIME, value_shapes
 
 __all__ = ["EXTRACTORS", "PROMPT_VERSION", "Clause", "Finding", "extract_unit"]
 
@@ -586,13 +587,83 @@ def _labelled(c: Clause) -> Finding | None:
     return Finding(key, belief, Kind.FACT, cap(c.text.rstrip(".")) + ".", weight=-0.1)
 
 
-EXTRACTORS: tuple[Callable[[Clause], Finding | None], ...] = (
+# A value after which a unit or a count noun stands is a quantity, not a setting's value ("30 seconds", "4 replicas").
+_QUANTITY_AFTER = re.compile(r"^\s*(?:[a-z%]+\b)?", _I)
+# What a mention may carry: one value of a shape a setting is keyed by (``engine.mentions.KINDS_OF_SHAPE``).
+_MENTIONED_SHAPES = frozenset({"url", "host", "path", "number"})
+
+
+def _mention(c: Clause) -> Finding | None:
+    """A durable statement that no reading keys and that holds exactly one value of a setting's shape (a host, a
+    URL, a path, a port-like number) after its subject: "since the rebuild the image cache sits on ic4.ber.example.org".
+    It is kept as said with ``update_only``: the engine applies it to the memory already held for a setting whose
+    subject the clause names, as that setting's new value, and drops it otherwise (``engine.mentions``). So a change
+    worded in a way no reading knows still retires the value it replaces, and nothing new is learned from it alone."""
+    words = c.text.split()
+    if not 3 <= len(words) <= 30 or "`code`" in c.text or ESTIMATE.search(c.text) or _POINTS_BACK.match(c.text):
+        return None
+    shapes = value_shapes(c.text)
+    urls = shapes.get("url", frozenset())
+    values = {v for shape, found in shapes.items() if shape != "code" for v in found
+              if not (shape == "host" and any(v in u for u in urls))}
+    coded = {v for v in shapes.get("code", frozenset()) if v not in values}
+    if len(values) != 1 or coded or not set(shapes) - {"code"} <= _MENTIONED_SHAPES:
+        return None
+    value = next(iter(values))
+    if value_kind(value) not in KINDS_OF_SHAPE:
+        return None  # "foo.py", "fly.io": a name, which no mention updates
+    at = find_whole(value, c.text)
+    if at < 0 or EXCLUDED_BEFORE.search(c.text[:at]) or _secret_shaped(value):
+        return None
+    if len(c.text[:at].split()) < 2 or _PERSON_FIRST.match(c.text):
+        return None  # "ship 2.4.1 to beta", "I fixed the bug in src/x.py": no setting is the subject before the value
+    if _QUOTED.search(c.text[:at]):
+        return None  # an example or a message quoted ('e.g. "error: status 409"'), not a setting's value
+    if _NOT_SO.search(c.text[:at] + " " + c.text[at + len(value):]):
+        return None  # denied, conditional, compared or an example: no value that holds
+    if "number" in shapes:
+        after = _QUANTITY_AFTER.match(c.text[at + len(value):])
+        if not 2 <= int(value) <= 65535 or (after is not None and after.group(0).strip() and
+                                            after.group(0).strip().lower() not in _NOT_A_UNIT):
+            return None
+        if not _PORT_BEFORE.search(c.text[:at]):
+            return None  # "status 409", "PR 4411", "line 88": a number of the noun before it
+    lead = _LEAD_IN.match(c.text)
+    said = (c.text, lead.group("body")) if lead is not None and not _VALUE_SHAPE.search(" " + lead.group("head")) else (c.text,)
+    if max(durable.score(t, c.speaker) for t in said) < MENTION_MIN_DURABLE:
+        return None
+    return Finding("", normalize_belief(value), Kind.FACT, cap(c.text.rstrip(".")) + ".", weight=-0.1, update_only=True)
+
+
+# The durable-clause model's probability a mention needs: lower than a clause kept on its own needs (the
+# model's threshold), as a mention must also name a setting memory holds before it changes anything.
+MENTION_MIN_DURABLE = 0.5
+
+
+# A clause whose subject is a person (the speaker, the listener, the team): what someone did or will do.
+_PERSON_FIRST = re.compile(r"^\W*(?:i|we|you)(?:['’](?:m|ve|re|ll|d)|\b)", _I)
+# A clause that denies, supposes, compares or illustrates: "don't move X to Y", "X can be overridden with Y",
+# "X is slower than Y", "the sample config puts X on Y". English function words, a closed class.
+_NOT_SO = re.compile(r"n['’]t\b|\b(?:not|never|no|can|could|may|might|would|should|must|will|['’]ll|if|unless|than|"
+                     r"like|versus|vs|compared|example|sample|e\.g|for instance|such as|overrid\w*)\b", _I)
+# An open quotation before a value: the value is inside what is quoted.
+_QUOTED = re.compile(r"(?:^|[\s(])[\"“][^\"”]*$")
+# What may stand right before a port-like number: a preposition, a copula, a colon or an equals sign, or "port".
+_PORT_BEFORE = re.compile(r"(?:\b(?:to|on|onto|at|is|are|now|port|be|becomes|became|via|uses?|using)\s+|[:=]\s*)$", _I)
+# Words that may follow a port-like number without making it a quantity ("moved to 2933 in the last PR").
+_NOT_A_UNIT = frozenset({"in", "on", "at", "for", "and", "or", "but", "now", "today", "since", "after", "with", "from",
+                         "by", "as", "so", "then", "again", "instead", "too", "also", "here", "there", "inside", "behind"})
+
+
+READINGS: tuple[Callable[[Clause], Finding | None], ...] = (
     extract_replacement, extract_command, extract_port, extract_branch, extract_env, extract_setting, extract_host,
     extract_version, extract_removal, extract_choice, extract_role, extract_uses_name, extract_kept, extract_location, extract_destination, extract_owner, extract_deadline,
     _clock_time, extract_convention, extract_switch, extract_quantity, extract_kv, extract_named_value, extract_called, _labelled, _reported, _note, _document_line,
 )
+# A clause no reading keys may still name a held setting with a new value (``_mention``): tried last.
+EXTRACTORS = (*READINGS, _mention)
 # The "extractive" profile: the same readings, then the speaker's own clause as a last resort.
-EXTRACTIVE = (*EXTRACTORS, _extractive)
+EXTRACTIVE = (*READINGS, _extractive, _mention)
 # A clause longer than this is a paste (a log line, a minified blob), never one memory sentence.
 MAX_CLAUSE_CHARS = 400
 _BASE_SALIENCE = {Kind.DECISION: 0.65, Kind.PREFERENCE: 0.65, Kind.PROCEDURE: 0.6, Kind.FACT: 0.55, Kind.NOTE: 0.4}
@@ -809,6 +880,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         inverted = _inverted(said) if speaker == "user" else ""  # a reply explains logs of other systems that way
         if inverted:  # "mq-2.lan is the nightly broker" reads as "the nightly broker is mq-2.lan"
             variants = (inverted, *variants)
+        tried: list[tuple[Clause, str]] = []  # the clauses no reading keyed, for a mention (``_mention``) at the end
+        found_before = len(out)
         for part in variants:
             before = len(out)
             if len(part) > MAX_CLAUSE_CHARS:
@@ -831,7 +904,10 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
             text = mask_code(text, STARTS_EXE)
             clause = Clause(text, text.lower(), changed or bool(CHANGE.search(text)), remember, speaker, changed,
                             listed=in_list, report=report, document=in_document, project=project)
+            tried.append((clause, part))
             for extractor in extractors:
+                if extractor is _mention:
+                    continue
                 finding = extractor(clause)
                 if finding is None:
                     continue
@@ -847,6 +923,13 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 break
             if len(out) > before:
                 break
+        if len(out) == found_before and _mention in extractors:
+            # No reading keyed any variant of the clause: it may still name a held setting with a new value.
+            for clause, part in tried:
+                named = _mention(clause)
+                if named is not None and occurs_whole(named.belief, part) and not _denied(named.belief, part):
+                    out.append(named)
+                    break
     return out
 
 
@@ -1036,6 +1119,7 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                         origin=Origin.EXTRACTOR,
                         prompt_version=PROMPT_VERSION,
                         negated=f.negated,
+                        update_only=f.update_only,
                     )
                 )
     # A clause kept as said never restates what the same turn says is gone: "pull the sealed_bids
