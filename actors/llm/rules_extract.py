@@ -687,6 +687,24 @@ def _pronoun_subject(key: str, clause: str) -> bool:
     return first in _PRONOUNS and not re.search(rf"\b{re.escape(first.upper())}\b", clause)
 
 
+# Whose a thing is when it is not the project's: a person named ("Dana's", not a tool: "Kafka's"), a third
+# person's ("his", "her", "their"), or a person by role ("my colleague's", "a client's"). English, a closed class.
+_OTHER_OWNER = re.compile(
+    r"(?:\b(?P<name>(?-i:[A-Z][a-z]+))['’]s|\b(?:his|her|their)|\b(?:colleague|co-?worker|friend|partner|client|"
+    r"customer|vendor|boss|manager|team-?mate|contractor|neighbou?r|wife|husband|brother|sister)s?['’]s?)\s+"
+    r"(?:(?:own|old|new|local|personal)\s+)?$", _I)
+
+
+def _someone_elses(key: str, clause: str) -> bool:
+    """Whether the first word of a key's subject is owned, in the clause, by someone other than the project
+    (``_OTHER_OWNER``): "Dana's staging db is at X" keys no setting of ours; "the staging db is at X" does."""
+    first = key.split()[0]
+    at = re.search(rf"\b{re.escape(first)}", clause, _I)
+    owner = _OTHER_OWNER.search(clause[: at.start()]) if at is not None else None
+    # A capitalised name may be a tool's ("Kafka's broker port"): only a name no tool list knows is a person's.
+    return owner is not None and not (owner.group("name") and tech_category(tech_name(owner.group("name").lower())))
+
+
 def _denied(value: str, clause: str) -> bool:
     """Whether the clause denies ``value`` (the first place it names it whole) rather than asserting it:
     "not on 8080, it is on 808" denies 8080 only."""
@@ -915,6 +933,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                     continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
                 if finding.key and _pronoun_subject(finding.key, part):
                     continue  # "move them to 2.3": a pronoun names no setting ("them version")
+                if finding.key and not finding.negated and _someone_elses(finding.key, part):
+                    continue  # "Dana's staging db is at X": another person's setup, not the project's
                 if not finding.negated and finding.belief and _denied(finding.belief, part):
                     continue  # "the cache box does not answer on 7311": the clause denies the value it names
                 if clause.changed and finding.kind is Kind.FACT:

@@ -318,3 +318,14 @@ def test_a_value_on_a_pin_or_code_is_the_place() -> None:
         ("relay drives pump", "The relay that drives the pump is on GPIO 5.")]
     assert found("the docs are on `site-pages`") == [("docs", "The docs are on `site-pages`.")]
     assert found("the build is on fire") == [] and found("the team is on leave") == []
+
+
+@pytest.mark.parametrize("said", [
+    "Marta's ledger proxy listens on 7311 for her experiments",
+    "my coworker's ledger proxy listens on 7311",
+    "their ledger proxy listens on 7311, ours is elsewhere",
+])
+def test_a_setting_owned_by_someone_else_is_not_the_projects(said: str) -> None:
+    assert not [k for k, _ in found(said) if k], found(said)
+    assert ("ledger proxy port", "The ledger proxy listens on port 7311.") in found("the ledger proxy listens on 7311")
+    assert [k for k, _ in found("Kafka's broker port is 7311 here") if k] == ["broker port"]  # a tool's, not a person's
