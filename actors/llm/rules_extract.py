@@ -695,14 +695,20 @@ _OTHER_OWNER = re.compile(
     r"(?:(?:own|old|new|local|personal)\s+)?$", _I)
 
 
+_SETUP_WORDS = frozenset("prod production staging stage dev development local test testing qa uat sandbox preview "
+                         "project app application repo service server team company product platform site cluster".split())
+
+
 def _someone_elses(key: str, clause: str) -> bool:
     """Whether the first word of a key's subject is owned, in the clause, by someone other than the project
     (``_OTHER_OWNER``): "Dana's staging db is at X" keys no setting of ours; "the staging db is at X" does."""
     first = key.split()[0]
     at = re.search(rf"\b{re.escape(first)}", clause, _I)
     owner = _OTHER_OWNER.search(clause[: at.start()]) if at is not None else None
-    # A capitalised name may be a tool's ("Kafka's broker port"): only a name no tool list knows is a person's.
-    return owner is not None and not (owner.group("name") and tech_category(tech_name(owner.group("name").lower())))
+    # A capitalised name may be a tool's ("Kafka's broker port") or a part of the setup's opening a sentence
+    # ("Staging's database is X"): only a name no tool list knows, and no such word, is a person's.
+    name = owner.group("name").lower() if owner is not None and owner.group("name") else ""
+    return owner is not None and not (name and (tech_category(tech_name(name)) or name in _SETUP_WORDS))
 
 
 def _denied(value: str, clause: str) -> bool:

@@ -329,3 +329,4 @@ def test_a_setting_owned_by_someone_else_is_not_the_projects(said: str) -> None:
     assert not [k for k, _ in found(said) if k], found(said)
     assert ("ledger proxy port", "The ledger proxy listens on port 7311.") in found("the ledger proxy listens on 7311")
     assert [k for k, _ in found("Kafka's broker port is 7311 here") if k] == ["broker port"]  # a tool's, not a person's
+    assert [k for k, _ in found("Staging's ledger proxy listens on 7311") if k]  # a part of the setup's
