@@ -76,7 +76,10 @@ _UNIT_AFTER = re.compile(
     _I,
 )
 _SERVICE_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(?:front[- ]?end|web ?app|web ui|ui|client|vite|next\.?js|react app)\b"), "frontend"),
+    # A bare "UI" or "client" is the project's frontend only after a determiner ("the UI", "our client"): "the
+    # queue manager's management UI" and "the mqtt client" are other things'.
+    (re.compile(r"\b(?:front[- ]?end|web ?app|web ui|vite|next\.?js|react app)\b|"
+                r"(?:^|\b(?:the|our|a|my|this)\s+)(?:ui|client)\b"), "frontend"),
     (re.compile(r"\b(?:postgres\w*|psql|mysql|mariadb|database|db|mongo\w*)\b"), "database"),
     (re.compile(r"\bredis\b"), "redis"),
     (re.compile(r"\bgrpc\b"), "grpc"),
@@ -228,7 +231,9 @@ def _port_subject(text: str, at: int) -> tuple[str, str]:
 
 # Verbs of a client reaching a server: the subject before them uses the port after them, it does not listen on it.
 _CLIENT_VERB = re.compile(r"\b(?:point(?:s|ed|ing)?\b.*\b(?:at|to)|connect(?:s|ed|ing)?\s+to|talk(?:s|ed|ing)?\s+to|"
-                          r"(?:hits|hitting|calls|calling)\s+(?:the\s+|our\s+)?\w|send(?:s|ing)?\b.*\bto)\b", _I)
+                          r"(?:hits|hitting|calls|calling)\s+(?:the\s+|our\s+)?\w|send(?:s|ing)?\b.*\bto|"
+                          r"(?:forward(?:s|ed|ing)?|prox(?:ies|ied|ying)|publish(?:es|ed|ing)|replicat(?:es|ed|ing)|"
+                          r"push(?:es|ed|ing))\b.*\bto)\b", _I)  # verbs only: "relay", "proxy", "report" name things too
 
 
 # A command's long flag that names where it sends or forwards to (--forward-to, --target, --proxy, --upstream,
@@ -278,7 +283,9 @@ def extract_port(c: Clause) -> Finding | None:
         host = address.group("host").lower()
         return Finding(f"{host} port", port, Kind.FACT, f"The {host} service is at {address.group(0).rstrip('.')}.")
     at = c.text.lower().find(phrase.lower()) if phrase else -1
-    client = _CLIENT_VERB.search(c.text, at + len(phrase), chosen.start()) if at >= 0 else None
+    # From the phrase's start: a subject phrase read without a verb may run on into the client's verb
+    # ("the webhook receiver forwards events to the chat bot on 3978").
+    client = _CLIENT_VERB.search(c.text, at, chosen.start()) if at >= 0 else None
     if client:
         # "the worker talks to the billing service on 7001": the listener is the verb's object, when it names one;
         # "the mobile dev points the emulator at localhost:3000" names none: a client's target, no one's listener

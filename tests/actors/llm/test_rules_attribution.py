@@ -330,3 +330,17 @@ def test_a_setting_owned_by_someone_else_is_not_the_projects(said: str) -> None:
     assert ("ledger proxy port", "The ledger proxy listens on port 7311.") in found("the ledger proxy listens on 7311")
     assert [k for k, _ in found("Kafka's broker port is 7311 here") if k] == ["broker port"]  # a tool's, not a person's
     assert [k for k, _ in found("Staging's ledger proxy listens on 7311") if k]  # a part of the setup's
+
+
+def test_a_ui_or_client_of_another_thing_is_not_the_projects_frontend() -> None:
+    assert ports("the broker's management UI listens on 15673") != [("frontend port", "The frontend dev server runs on port 15673.")]
+    assert ports("the mqtt client listens on 18830") == [] or ports("the mqtt client listens on 18830")[0][0] != "frontend port"
+    assert ports("the UI listens on 5174") == [("frontend port", "The frontend dev server runs on port 5174.")]  # control
+    assert ports("our client is served on 5174") == [("frontend port", "The frontend dev server runs on port 5174.")]
+
+
+def test_a_port_after_a_verb_of_sending_belongs_to_the_receiver() -> None:
+    assert ports("the audit hook forwards payloads to the chat relay on port 3979") == [
+        ("chat relay port", "The chat relay listens on port 3979.")]
+    assert [k for k, _ in ports("the gateway proxies to the quota service on 9012")] == ["quota port"]
+    assert [k for k, _ in ports("the quota service listens on 9012")] == ["quota port"]  # control
