@@ -406,6 +406,8 @@ class _RulesInvestigator:
             return
         scored: list[tuple[int, int, Candidate]] = []
         for n, cand in enumerate(self.client.extract(units, self.signal.scope)):
+            if cand.update_only:
+                continue  # a mention changes a held setting or nothing (engine/mentions.py): no fact to propose
             shared = len(shared_terms(self.terms, f"{cand.text} {cand.key}"))
             if shared >= self.needed:
                 scored.append((shared, n, cand))

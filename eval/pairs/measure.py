@@ -60,7 +60,7 @@ def memory_of(text: str, t_ms: int, s: Settings) -> Memory:
     """The memory a statement said by the user becomes: its first positive reading, else its own words."""
     unit = Unit(id=f"u{t_ms}", project="p", session="s", turn=t_ms, ts_ms=t_ms, user=text, assistant="",
                 request_id=f"r{t_ms}")
-    found = [c for c in extract_unit(unit, SCOPE, extractive=True) if not c.negated]
+    found = [c for c in extract_unit(unit, SCOPE, extractive=True) if not c.negated and not c.update_only]
     c = found[0] if found else Candidate(text=text, scope=SCOPE, source_unit_ids=(unit.id,), valid_from_ms=t_ms)
     return new_memory(c.model_copy(update={"valid_from_ms": t_ms}), f"fp{t_ms}", t_ms, 0, s)
 
