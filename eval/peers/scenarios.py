@@ -33,6 +33,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.errors import InvalidInput, NotFound
+
 from engine.keys import fingerprint
 from engine.models import GLOBAL_SCOPE, Kind, Memory, Origin, Pool, Tier, TrustState
 from engine.scopes import project_scope
@@ -89,9 +91,20 @@ def parse_scenario(raw: dict[str, Any]) -> Scenario:
 
 
 def load_scenarios(path: Path) -> list[Scenario]:
-    """Read a scenario file (``{"meta", "scenarios"}`` or a bare list)."""
-    doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    rows = doc["scenarios"] if isinstance(doc, dict) else doc
+    """Read a scenario file (``{"meta", "scenarios"}`` or a bare list).
+
+    Raises ``NotFound`` for a missing file and ``InvalidInput`` for one that is no scenario file."""
+    path = Path(path)
+    if not path.is_file():
+        raise NotFound(f"no scenario file at {path}; pass --file PATH (the default is "
+                       "../shared/peers/opencode-memory/dev.json beside the checkout)")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InvalidInput(f"{path} is not a JSON scenario file: {e}") from None
+    rows = doc.get("scenarios") if isinstance(doc, dict) else doc
+    if not isinstance(rows, list):
+        raise InvalidInput(f"{path} holds no list of scenarios (a bare list, or an object with 'scenarios')")
     return [parse_scenario(r) for r in rows]
 
 

@@ -118,3 +118,21 @@ def test_a_plain_text_run_without_out_prints_the_summary_and_writes_nothing(tmp_
     with redirect_stdout(buf):
         assert run.main(args) == 0
     assert "recall_at_5" in buf.getvalue() and "no report written" in buf.getvalue()
+
+
+def test_a_missing_or_malformed_scenario_file_is_a_clear_error(tmp_path: Path) -> None:
+    from engine.errors import InvalidInput, NotFound
+    from eval.peers.scenarios import load_scenarios
+
+    with pytest.raises(NotFound, match="--file"):
+        load_scenarios(tmp_path / "absent.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(InvalidInput):
+        load_scenarios(bad)
+    bad.write_text('{"meta": {}}', encoding="utf-8")
+    with pytest.raises(InvalidInput, match="no list of scenarios"):
+        load_scenarios(bad)
+    good = tmp_path / "good.json"
+    good.write_text("[]", encoding="utf-8")
+    assert load_scenarios(good) == []  # control
