@@ -54,7 +54,7 @@ _PREPOSITIONS = frozenset("of in on at to for with behind from by into onto unde
 # A word before a subject that makes it someone's ("Jenny's", "my colleague's", "their"): another party's setup.
 _OWNED_BY = re.compile(r"(?:['’]s|^(?:my|your|his|her|their))$")
 # Words naming an environment or a copy of a setup: a subject qualified by one the key does not name is another
-# instance of the setting ("in production the db is at X" against "the db is at Y" said without one).
+# instance of the setting ("for prod, the ledger db sits at X" against "the ledger db sits at Y" said without one).
 _ENVIRONMENTS = frozenset("prod production staging stage qa uat dev development local locally test testing "
                           "sandbox preview demo ci cluster example sample".split())
 
@@ -77,7 +77,7 @@ def _names_setting(subject: list[str], said: list[str], labelled: bool) -> bool:
     """Whether the clause up to its value (``said``) names ``subject`` as the one whose value follows: the subject
     is nobody else's, no environment the key does not name qualifies the clause, and only words of being or of
     moving somewhere stand between the subject and the value (``_BETWEEN``). ``labelled``: the value follows a colon
-    ("new home for the fixtures: X"), where a subject after a preposition is the label's."""
+    ("spare box for the ledger relay: X"), where a subject after a preposition is the label's."""
     at = _subject_at(subject, said)
     if at < 0 or (at > 0 and _OWNED_BY.search(said[at - 1])):
         return False
@@ -86,7 +86,7 @@ def _names_setting(subject: list[str], said: list[str], labelled: bool) -> bool:
     between = [w.removesuffix("'s").removesuffix("’s") for w in said[at + len(subject):]]
     before = [w for w in said[:at] if w not in _ARTICLES]
     if before and before[-1] in _PREPOSITIONS and (between or not labelled):
-        return False  # "the relay in front of the proxy was moved to X": the object of a preposition is no subject
+        return False  # "the cache beside the ledger proxy now sits at X": the object of a preposition is no subject
     # The rest of the subject's name may come first ("the ledger relay box was moved to X" for a key of "ledger
     # relay"): at most two words, then a verb of being or moving, never a preposition ("the db replicates to X",
     # where "replicates" is the verb).

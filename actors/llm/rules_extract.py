@@ -701,7 +701,7 @@ _SETUP_WORDS = frozenset("prod production staging stage dev development local te
 
 def _someone_elses(key: str, clause: str) -> bool:
     """Whether the first word of a key's subject is owned, in the clause, by someone other than the project
-    (``_OTHER_OWNER``): "Dana's staging db is at X" keys no setting of ours; "the staging db is at X" does."""
+    (``_OTHER_OWNER``): "Dana's ledger proxy listens on X" keys no setting of ours; "the ledger proxy listens on X" does."""
     first = key.split()[0]
     at = re.search(rf"\b{re.escape(first)}", clause, _I)
     owner = _OTHER_OWNER.search(clause[: at.start()]) if at is not None else None
@@ -940,7 +940,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 if finding.key and _pronoun_subject(finding.key, part):
                     continue  # "move them to 2.3": a pronoun names no setting ("them version")
                 if finding.key and not finding.negated and _someone_elses(finding.key, part):
-                    continue  # "Dana's staging db is at X": another person's setup, not the project's
+                    continue  # "Dana's ledger proxy listens on X": another person's setup, not the project's
                 if not finding.negated and finding.belief and _denied(finding.belief, part):
                     continue  # "the cache box does not answer on 7311": the clause denies the value it names
                 if clause.changed and finding.kind is Kind.FACT:

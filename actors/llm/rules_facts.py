@@ -284,7 +284,7 @@ def extract_port(c: Clause) -> Finding | None:
         return Finding(f"{host} port", port, Kind.FACT, f"The {host} service is at {address.group(0).rstrip('.')}.")
     at = c.text.lower().find(phrase.lower()) if phrase else -1
     # From the phrase's start: a subject phrase read without a verb may run on into the client's verb
-    # ("the webhook receiver forwards events to the chat bot on 3978").
+    # ("the audit hook forwards payloads to the chat relay on 3979").
     client = _CLIENT_VERB.search(c.text, at, chosen.start()) if at >= 0 else None
     if client:
         # "the worker talks to the billing service on 7001": the listener is the verb's object, when it names one;
