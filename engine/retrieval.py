@@ -199,9 +199,23 @@ def _names_negated(m: Memory, asked: set[str]) -> bool:
     """A removal ("the project no longer uses Redis") did its work by retiring the old value;
     it is injected only when the query names the removed thing ("do we still use Redis?"):
     one of its words whole, not a part of an identifier ("host" does not name
-    ``LEGACY_SMTP_HOST``, "vuex" does not name ``vuex-persist``)."""
-    named = {w for w in whole_words(m.belief or m.text) if len(w) >= 3 and w not in _GENERIC}
-    return bool(named & asked)
+    ``LEGACY_SMTP_HOST``, "vuex" does not name ``vuex-persist``). When the removed thing has a name
+    (a word with a digit, an identifier character or a capital, as the memory writes it: "the R3
+    board"), the query must say the name: "which board revision do we target?" asks for the current
+    value, which the removal does not hold."""
+    named = {w for w in whole_words(m.belief or m.text)
+             if (len(w) >= 3 or (len(w) == 2 and re.search(r"\d", w))) and w not in _GENERIC}
+    names = {w for w in named if _is_name(w, m.text)}
+    return bool((names or named) & asked)
+
+
+def _is_name(word: str, text: str) -> bool:
+    """Whether ``word`` (lower case) is a name as ``text`` writes it: with a digit or an identifier
+    character, or with a capital letter anywhere but at the start of the text."""
+    if re.search(r"\d|[._/:@-]", word):
+        return True
+    return any(w.start() > 0 and w.group(0) != w.group(0).lower()
+               for w in re.finditer(rf"(?<![\w.-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE))
 
 
 # Words that are part of many tool names; a query naming only these does not name the tool.

@@ -711,6 +711,35 @@ def _someone_elses(key: str, clause: str) -> bool:
     return owner is not None and not (name and (tech_category(tech_name(name)) or name in _SETUP_WORDS))
 
 
+# A place that is someone else's: "on his laptop", "in Dana's .env", "from my colleague's machine".
+_ON_SOMEONES = re.compile(r"\b(?:on|in|at|from)\s+(?:(?:his|her|their)|(?P<name>(?-i:[A-Z][a-z]+))['’]s|(?:a|my|our|the)\s+"
+                          r"(?:colleague|co-?worker|friend|partner|client|customer|contractor|team-?mate)['’]s)"
+                          r"\s+(?:(?:own|old|new|local|personal)\s+)?[\w.-]", _I)
+
+
+def _on_someones(clause: str) -> bool:
+    """Whether the clause places what it says on someone else's thing ("Tomasz runs Postgres on his mac on 5433",
+    "the token is in Dana's .env"): that person's setup, not the project's. A name that a tool list knows
+    ("in Kafka's config") or a part of the setup ("on Staging's box") is no person."""
+    for m in _ON_SOMEONES.finditer(clause):
+        name = (m.group("name") or "").lower()
+        if not (name and (tech_category(tech_name(name)) or name in _SETUP_WORDS)):
+            return True
+    return False
+
+
+# A third person's habit: "she runs everything through X", "he prefers X" (English verbs of using, a closed class).
+_THEIR_HABIT = re.compile(r"\b(?:he|she)\s+(?:\w+ly\s+|still\s+|always\s+)?(?:uses|runs|prefers|likes|loves|swears\s+by|"
+                          r"sticks\s+(?:to|with)|works\s+(?:in|with)|is\s+used\s+to)\b", _I)
+
+
+def _their_habit(value: str, clause: str) -> bool:
+    """Whether the value follows a third person's habit in the clause ("Priya is on the frontend and she runs
+    everything through yarn"): what that person uses, not what the project chose."""
+    at = find_whole(value, clause) if value else -1
+    return at > 0 and bool(_THEIR_HABIT.search(clause[:at]))
+
+
 def _denied(value: str, clause: str) -> bool:
     """Whether the clause denies ``value`` (the first place it names it whole) rather than asserting it:
     "not on 8080, it is on 808" denies 8080 only."""
@@ -880,7 +909,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
               project: str = "") -> list[Finding]:
     in_list = any(sentence in line for line in listed)
     in_document = speaker == "assistant" and documents.holds(sentence)
-    report = opening and speaker == "assistant" and bool(_REPORT_OPENING.search(sentence))
+    reporting = report = opening and speaker == "assistant" and bool(_REPORT_OPENING.search(sentence))
     opened = decision = False
     out: list[Finding] = []
     label = _LABELLED.match(sentence) if in_list and speaker == "assistant" else None
@@ -901,6 +930,9 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 variants = (lead.group("body"), said)
             elif len(lead.group("head").split()) <= 6:
                 variants = (said, _antecedent(lead.group("head"), lead.group("body")))  # "news from the bench: it's X"
+        if lead is not None and len(lead.group("head").split()) <= 6 \
+                and (_NOT_A_REPORT.search(lead.group("head")) or not is_statement(lead.group("head"), False)):
+            continue  # "todo: bump the runtime to 22", "tomorrow: move the queue": what the head plans is not done
         inverted = _inverted(said) if speaker == "user" else ""  # a reply explains logs of other systems that way
         if inverted:  # "mq-2.lan is the nightly broker" reads as "the nightly broker is mq-2.lan"
             variants = (inverted, *variants)
@@ -917,8 +949,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 text, decided = _decided(text)
                 decision = decision or decided  # "we agreed: three was too few, the cap will be 5": it covers both
                 changed = changed or decision
-            if text:  # the report is the first clause said
-                report, opened = report and not opened, True
+            if text:  # the report is the first clause said, and a later one of the sentence that says what holds now
+                report, opened = reporting and (not opened or bool(_REPORT_OPENING.search(text))), True
             if not text or MEMORY_TALK.search(text) or not is_statement(text, changed) or PROPOSAL.search(text):
                 continue  # a question, a plan, a hypothesis or a reported proposal states nothing
             if speaker == "assistant" and not assistant_ok(text):
@@ -939,13 +971,14 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                     continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
                 if finding.key and _pronoun_subject(finding.key, part):
                     continue  # "move them to 2.3": a pronoun names no setting ("them version")
-                if finding.key and not finding.negated and _someone_elses(finding.key, part):
-                    continue  # "Dana's ledger proxy listens on X": another person's setup, not the project's
+                if finding.key and not finding.negated and (_someone_elses(finding.key, part) or _on_someones(part)
+                                                            or _their_habit(finding.belief, part)):
+                    continue  # "Dana's ledger proxy listens on X", "X runs on her laptop": another person's setup
                 if not finding.negated and finding.belief and _denied(finding.belief, part):
                     continue  # "the cache box does not answer on 7311": the clause denies the value it names
                 if clause.changed and finding.kind is Kind.FACT:
                     finding = dataclasses.replace(finding, kind=Kind.DECISION)
-                out.append(finding)
+                out.append(_in_environment(finding, part))
                 break
             if len(out) > before:
                 break
@@ -953,10 +986,29 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
             # No reading keyed any variant of the clause: it may still name a held setting with a new value.
             for clause, part in tried:
                 named = _mention(clause)
-                if named is not None and occurs_whole(named.belief, part) and not _denied(named.belief, part):
+                if named is not None and occurs_whole(named.belief, part) and not _denied(named.belief, part) \
+                        and not _on_someones(part):
                     out.append(named)
                     break
     return out
+
+
+# A clause fronted by the environment it is about: "for prod, ...", "in production ...", "on staging, ...", "qa: ...".
+_FRONTED_ENVIRONMENT = re.compile(
+    r"^(?:(?:for|in|on)\s+(?:the\s+)?)?(?P<env>staging|stage|prod|production|dev|development|qa|uat|preview|sandbox|canary)"
+    r"(?:\s+(?:env|environment|cluster))?(?:\s*[,:]\s+|\s+(?=(?:the|our|we)\b))", _I)
+_ENVIRONMENT_WORDS = frozenset("staging stage prod production dev development qa uat preview sandbox canary".split())
+
+
+def _in_environment(found: Finding, part: str) -> Finding:
+    """A setting read from a clause fronted by its environment is that environment's: "for prod, the gateway
+    sits at X" keys the prod gateway, which a later value of the gateway said for no environment (or another)
+    does not replace. A key that already names an environment is left as read."""
+    env = _FRONTED_ENVIRONMENT.match(part.strip())
+    if env is None or not found.key or found.negated or _ENVIRONMENT_WORDS & set(found.key.lower().split()):
+        return found
+    word = env.group("env").lower()
+    return dataclasses.replace(found, key=f"{word} {found.key}", text=f"{found.text.rstrip('.')} (in {word}).")
 
 
 # ---------------------------------------------------------------- credentials

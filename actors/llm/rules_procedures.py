@@ -70,6 +70,7 @@ _PURPOSES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
 # A copula before a bare one-word command, and the nouns of a subject that names a command line: only after
 # those does "is `word`" give a command ("the test command is tox"); otherwise it names a tool or a target.
 _IS_BEFORE = re.compile(r"is\b", _I)
+_ARGUMENT_SHAPE = re.compile(r"^-|[/=.:@_]|\d|\w-\w")  # a flag, a path, an assignment, a file or a number: "-x", "src/", "--k=v"
 _VERSION_WORD = re.compile(r"v?\d+(?:\.\d+)*(?:\.x)?", _I)
 _COMMAND_NOUN = re.compile(r"\b(?:command|commands|cmd|script|invocation)\b", _I)
 _RUN_WORD = re.compile(r"\b(?:run|runs|running|execute|command|cmd|script|use|using|with|via)\b|:", _I)
@@ -255,9 +256,12 @@ def extract_command(c: Clause) -> Finding | None:
     command = _JUST_ADVERB.sub("", bare.group(1).strip())
     if all(_VERSION_WORD.fullmatch(w) for w in command.split()[1:]) and " " in command:
         return None  # "node 18.19", "go 1.22": a runtime and its version, no command line
-    if " " not in command and _IS_BEFORE.match(c.text[bare.start():bare.start(1)]) \
-            and not _COMMAND_NOUN.search(c.text[: bare.start()]):
-        return None  # "the release host is heroku", "the formatter is black": a tool named by a copula, no command line
+    if _IS_BEFORE.match(c.text[bare.start():bare.start(1)]) and not _COMMAND_NOUN.search(c.text[: bare.start()]) \
+            and (" " not in command or (command.split()[0].lower() == "just"
+                                        and not any(_ARGUMENT_SHAPE.search(w) for w in command.split()[1:]))):
+        # "the release host is heroku", "the formatter is black": a tool named by a copula, no command line;
+        # "the build is just slow": after a copula "just" is the adverb, unless arguments follow it
+        return None
     rest = c.text.replace(bare.group(1), " ")
     for where in (rest, command):
         found = purposes_in(where)

@@ -73,7 +73,7 @@ def _presupposed(part: str) -> list[str]:
 # something not done: a plan, options, an attempt ("todo: 1) ...", "we tried 1) ... 2) ..., neither fixed it").
 _INLINE_ITEM = re.compile(r"\s+\d{1,2}\)\s+(?=\w)")
 _NOT_DONE_HEAD = re.compile(r"\b(?:todo|to-do|plans?|planned|options?|proposals?|ideas?|next|tried|try|trying|maybe|"
-                            r"should|could|would|might|if|roadmap|wishlist|later|suggest\w*|either|or)\b", re.I)
+                            r"should|could|would|might|if|roadmap|wishlist|later|tomorrow|suggest\w*|either|or)\b", re.I)
 
 
 def _inline_items(sentence: str) -> list[str]:
@@ -368,6 +368,9 @@ def clauses(sentence: str) -> list[str]:
 
     protected = _BACKTICK.sub(hide, sentence)
     parts = [q for i in _inline_items(protected) for p in _CLAUSE_SPLIT.split(i) for r in _presupposed(p) for q in _spliced(r)]
+    for n in range(len(parts) - 2, -1, -1):  # "for prod, the api listens on X": a fronted phrase scopes its clause
+        if len(parts[n].split()) <= 3 and _FRONTED.match(parts[n].strip()) and not parts[n].rstrip().endswith(":"):
+            parts[n: n + 2] = [f"{parts[n]}, {parts[n + 1]}"]
     out = [re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], p).strip() for p in parts]
     return [p for p in out if p]
 
@@ -585,7 +588,7 @@ _HYPOTHETICAL = re.compile(
     r"^(?:if|what if|suppose|supposing|assuming|imagine|in case|unless|maybe|perhaps|"
     r"hypothetically|i wonder|not sure|i'm not sure|i am not sure|do you think|once|when we|"
     r"i think|i guess|i feel like)\b"
-    r"|(?<!due )(?<!by )\bnext (?:week|month|sprint|quarter|year)\b"
+    r"|(?<!due )(?<!by )\b(?:next (?:week|month|sprint|quarter|year)|tomorrow)\b"
     r"|\b(?:asks?|asked|asking|wonders?|wondered|wants to know|wanted to know)\s+(?:if|whether)\b"  # an indirect question
     r"|\b(?:i think|i guess|i believe|i suppose|would|could|might|maybe|perhaps|probably|possibly|considering|thinking (?:about|of)|"
     r"planning (?:to|on)|plan to|wondering|used to|hopefully|someday|eventually|not sure|"

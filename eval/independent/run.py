@@ -31,7 +31,7 @@ from eval.cli import report_dir
 DATA = Path(__file__).resolve().parent / "data"
 #: Folders held out (data/PROTOCOL.md): their reports give aggregates only, so that nobody
 #: reading eval/results tunes on an individual miss.
-HELD_OUT = frozenset({"gamma", "delta", "epsilon", "zeta", "kappa", "mu", "xi", "pi", "sigma"})
+HELD_OUT = frozenset({"gamma", "delta", "epsilon", "zeta", "kappa", "mu", "xi", "pi", "sigma", "upsilon"})
 
 
 class Probe(BaseModel):

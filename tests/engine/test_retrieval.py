@@ -619,3 +619,23 @@ def test_two_readings_of_other_subjects_and_other_kinds_of_value_are_no_versions
     same_kind = mem("The photos service moved to http://pics.lab:4400.", key="photos service", belief="4400",
                     valid_from_ms=T0 + DAY, kind=Kind.DECISION)
     assert replaces(old, same_kind, lambda: 0.9, r) == 0.9
+
+
+@pytest.mark.parametrize(("text", "belief", "query", "naming"), [
+    ("The project no longer uses the K2 chassis.", "k2 chassis", "which chassis do we build for now?",
+     "is the K2 chassis still supported?"),
+    ("No longer current: Hollow rack.", "hollow rack", "what rack do the servers sit in?", "do we still rent the hollow rack?"),
+])
+def test_a_removed_thing_with_a_name_is_named_only_by_its_name(text: str, belief: str, query: str, naming: str) -> None:
+    gone = mem(text, belief=belief, negated=True)
+    asked = select(query, [short(gone, 0.8)], project="p", settings=S, now_ms=NOW, step=5)
+    assert asked.abstained  # the category word asks for the current value, which the removal does not hold
+    named = select(naming, [short(gone, 0.8)], project="p", settings=S, now_ms=NOW, step=5)
+    assert text in named.context  # positive control: the name itself
+
+
+def test_a_removal_without_a_name_is_named_by_its_words() -> None:
+    gone = mem("The project no longer uses the nightly reindex.", belief="nightly reindex", negated=True)
+    named = select("do we still run the reindex at night?", [short(gone, 0.8)], project="p", settings=S, now_ms=NOW,
+                   step=5)
+    assert not named.abstained

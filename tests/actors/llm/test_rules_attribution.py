@@ -344,3 +344,26 @@ def test_a_port_after_a_verb_of_sending_belongs_to_the_receiver() -> None:
         ("chat relay port", "The chat relay listens on port 3979.")]
     assert [k for k, _ in ports("the gateway proxies to the quota service on 9012")] == ["quota port"]
     assert [k for k, _ in ports("the quota service listens on 9012")] == ["quota port"]  # control
+
+
+@pytest.mark.parametrize("said", [
+    "Bartek keeps Postgres on his laptop on port 6544 because of another client's database",
+    "the queue consumer runs on 7311 on her workstation",
+    "the staging dsn sits in Mireille's .env as postgres://stage-db.lan/app",
+])
+def test_a_value_placed_on_someone_elses_machine_is_theirs(said: str) -> None:
+    assert not any(v in text for _, text in found(said) for v in ("6544", "7311", "stage-db.lan")), found(said)
+
+
+def test_a_value_on_the_projects_machines_is_read() -> None:
+    # positive controls: the same values with no one else's place
+    assert any("6544" in text for _, text in found("we keep Postgres on port 6544 now"))
+    assert any("7311" in text for _, text in found("the queue consumer listens on 7311"))
+
+
+def test_a_third_persons_habit_is_not_the_projects_choice() -> None:
+    assert not any("npm" in text.lower() for _, text in found("Ines looks after the kiosk app and she runs everything through npm"))
+    assert not any("black" in text.lower() for _, text in found("he prefers black for formatting"))
+    # positive controls: the project's own choices in the same shape
+    assert any("npm" in text for _, text in found("the kiosk app runs everything through npm"))
+    assert any("ruff" in text for _, text in found("he prefers black for formatting but we use ruff format"))

@@ -3,6 +3,8 @@ constants assigned with spaces around "=". Each negative has a positive control 
 
 from __future__ import annotations
 
+import pytest
+
 from actors.llm.rules import RulesClient
 from engine.models import Unit
 
@@ -172,3 +174,25 @@ def test_a_cap_set_by_its_verb_is_a_limit() -> None:
 def test_a_short_lead_in_does_not_hide_a_retention_or_a_limit() -> None:
     assert ("audit rows retention", "90 days") in [(k, b) for k, b, _ in found("data rule: we keep audit rows for 90 days")]
     assert ("attachments limit", "10 mb") in [(k, b) for k, b, _ in found("one more thing: cap attachments at 10 MB")]
+
+
+@pytest.mark.parametrize("said", [
+    "todo: bump the runtime to node 22",
+    "plan for the weekend: move the broker to rabbitmq",
+    "tomorrow: raise the worker count to 12",
+    "notes for tomorrow: 1) bump the runtime to node 22 2) rotate the webhook secret",
+    "bump the runtime to node 22 tomorrow",
+])
+def test_what_a_plan_or_tomorrow_heads_is_not_done(said: str) -> None:
+    assert found(said) == [], found(said)
+
+
+def test_a_change_without_a_plan_head_is_read() -> None:
+    # positive controls for the plan heads above
+    assert any(b == "22" for _, b, _ in found("heads up: the runtime is node 22 now"))
+    assert any(b == "22" for _, b, _ in found("bump the runtime to node 22"))
+
+
+def test_just_after_a_copula_is_the_adverb_unless_arguments_follow() -> None:
+    assert found("the nightly build is just slow on the shared runner, nothing is broken") == []
+    assert any(b == "just dist-all" for _, b, _ in found("the nightly build is just dist-all"))  # positive control

@@ -1,7 +1,8 @@
 """The assistant reporting what it just changed (issue 11): when the user asked for a change in their own
 words ("make it later in the evening", "halve the timeout") and only the reply names the value, the reply's
-opening report is the memory. Only the opening clause of the reply is read this way; explanations later in
-the reply and openings that report nothing done are not. Each negative has a positive control."""
+opening report is the memory. Only the opening sentence of the reply is read this way (its first clause,
+and a later clause of it that says what holds now); explanations later in the reply and openings that
+report nothing done are not. Each negative has a positive control."""
 
 from __future__ import annotations
 
@@ -50,6 +51,16 @@ def test_only_the_opening_clause_is_a_report() -> None:
     later = found("why is the importer slow?",
                   "Profiled it. The parser spends 80 percent of its time in regex compiles, and the pool has 6 workers.")
     assert not any("6" in b for b, _, _ in later), later
+
+
+def test_a_later_clause_of_the_opening_report_that_says_what_holds_now_is_a_report() -> None:
+    got = found("bump the kiln controller to the new board and the newer toolchain",
+                "Done, the controller builds for the RevC board now, and the firmware toolchain is 13.2 now.")
+    assert any(b == "13.2" and k is Kind.DECISION for b, _, k in got), got
+    # Without "now" the later clause explains; it is no report.
+    plain = found("bump the kiln controller to the new board",
+                  "Done, the controller builds for the RevC board now, and the old firmware toolchain was 11.3.")
+    assert not any(b == "11.3" for b, _, _ in plain), plain
 
 
 def test_an_opening_that_reports_nothing_done_is_not_read_as_a_report() -> None:
