@@ -711,17 +711,23 @@ def _someone_elses(key: str, clause: str) -> bool:
     return owner is not None and not (name and (tech_category(tech_name(name)) or name in _SETUP_WORDS))
 
 
-# A place that is someone else's: "on his laptop", "in Dana's .env", "from my colleague's machine".
-_ON_SOMEONES = re.compile(r"\b(?:on|in|at|from)\s+(?:(?:his|her|their)|(?P<name>(?-i:[A-Z][a-z]+))['’]s|(?:a|my|our|the)\s+"
+# A place that is someone else's ("on his laptop", "in Dana's .env", "from my colleague's machine"), or a subject
+# that is ("so his .env has ...", at the start of a clause or after a conjunction; not "per Dana's request").
+_ON_SOMEONES = re.compile(r"(?:\b(?:on|in|from)\s+|(?P<bare>^|\b(?:so|and|but|because|since|while|then)\s+))(?:\b(?:his|her|their)|(?!(?:let|it|that|there|here|what|who|where|how|he|she|this)['’])"
+                          r"(?P<name>(?-i:[A-Z][a-z]+))['’]s|(?:a|my|our|the)\s+"
                           r"(?:colleague|co-?worker|friend|partner|client|customer|contractor|team-?mate)['’]s)"
                           r"\s+(?:(?:own|old|new|local|personal)\s+)?[\w.-]", _I)
 
 
-def _on_someones(clause: str) -> bool:
+def _on_someones(clause: str, value: str = "") -> bool:
     """Whether the clause places what it says on someone else's thing ("Tomasz runs Postgres on his mac on 5433",
-    "the token is in Dana's .env"): that person's setup, not the project's. A name that a tool list knows
-    ("in Kafka's config") or a part of the setup ("on Staging's box") is no person."""
+    "the token is in Dana's .env"), or says it of someone else's thing before the value ("his .env has X=1884"):
+    that person's setup, not the project's. A name that a tool list knows ("in Kafka's config") or a part of the
+    setup ("on Staging's box") is no person."""
+    at = clause.lower().rfind(value.lower()) if value else -1  # the value's last mention: "on 1884 ..., so his .env has 1884"
     for m in _ON_SOMEONES.finditer(clause):
+        if m.group("bare") is not None and not 0 <= m.start() < at:
+            continue  # a possessive subject counts before the value only
         name = (m.group("name") or "").lower()
         if not (name and (tech_category(tech_name(name)) or name in _SETUP_WORDS)):
             return True
@@ -971,7 +977,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                     continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
                 if finding.key and _pronoun_subject(finding.key, part):
                     continue  # "move them to 2.3": a pronoun names no setting ("them version")
-                if finding.key and not finding.negated and (_someone_elses(finding.key, part) or _on_someones(part)
+                if finding.key and not finding.negated and (_someone_elses(finding.key, part) or _on_someones(part, finding.belief)
                                                             or _their_habit(finding.belief, part)):
                     continue  # "Dana's ledger proxy listens on X", "X runs on her laptop": another person's setup
                 if not finding.negated and finding.belief and _denied(finding.belief, part):
@@ -987,7 +993,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
             for clause, part in tried:
                 named = _mention(clause)
                 if named is not None and occurs_whole(named.belief, part) and not _denied(named.belief, part) \
-                        and not _on_someones(part):
+                        and not _on_someones(part, named.belief):
                     out.append(named)
                     break
     return out
@@ -1069,12 +1075,26 @@ def _credentials(text: str) -> tuple[list[Finding], bool]:
     return out, True
 
 
+def _credentials_read(reply: str) -> list[Finding]:
+    """The credential variables a reply reads from the environment (``env("X_API_KEY")``, ``getenv``,
+    ``process.env.X_TOKEN``, or named as where to put the value), said by the variable's service."""
+    out = []
+    for env in dict.fromkeys(m.group(0) for m in _CREDENTIAL_ENV.finditer(reply)):
+        if _SECRET_LIKE.search(env):
+            continue
+        service = env.split("_")[0].title()
+        out.append(Finding(" ".join(env.lower().split("_")), env.lower(), Kind.FACT,
+                           f"{service} {_secret_word(env)} is read from the {env} environment variable."))
+    return out
+
+
 # A polite request for a change ("can you switch the linter to biome?", "could you please move
 # the db to 6543?"): a question in form, an instruction in meaning.
 _REQUEST = re.compile(
-    r"(?:^|(?<=[.!\n]))\s*(?:(?:hey|ok(?:ay)?|so|and|also|pls|please)[,\s]+)*(?:can|could|would|will)\s+you\s+"
+    r"(?:^|(?<=[.!\n]))\s*(?:(?:hey|ok(?:ay)?|so|and|also|pls|please)[,\s]+)*(?:can|could|would|will)\s+(?:you|we)\s+"
     r"(?:please\s+|pls\s+|just\s+|go ahead and\s+)*(?P<body>(?:switch|move|change|set|bump|upgrade|downgrade|"
-    r"migrate|rename|point|use|update|replace|swap|pin)\b[^?\n]{3,160}?)(?:\s+(?:pls|please))?\s*\?",
+    r"migrate|rename|point|use|update|replace|swap|pin|get\s+(?:on|onto)|go\s+(?:to|with))\b[^?\n]{3,160}?)"
+    r"(?:\s+(?:pls|please))?\s*(?:\?|(?=[,;.]\s|\n|$))",
     _I,
 )
 # The assistant refuses, defers or proposes something else.
@@ -1116,6 +1136,10 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     out: list[Candidate] = []
     credentials = _credentials(strip_memory_blocks(unit.user))[0]
     secret_turn = bool(credentials)
+    # A secret pasted without saying where it goes, and a reply that reads it from the environment: the reply's
+    # variables name where the project reads it ("the key is xkeysib-..." + `env("MAILER_API_KEY")`).
+    replied = [] if credentials or not _SECRET_LIKE.search(strip_memory_blocks(unit.user)) \
+        else _credentials_read(unit.assistant)
     user = confirmed_requests(unwrap(unit.user), unit.assistant)
     bodies = {"user": unwrap(user), "assistant": unwrap(drop_plan_lists(unit.assistant))}
     # Only the assistant's fenced documents are read (``rules_text.clean``); a user's paste is not.
@@ -1165,6 +1189,8 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                 found = [f for f in found if not (_SECRET_LIKE.search(f.text) or _CREDENTIAL_ENV.search(f.text))]
             if speaker == "user" and credentials:
                 found, credentials = credentials + found, []
+            if speaker == "assistant" and replied:
+                found, replied = replied + found, []
             # A replaced value named by a kept clause retires what still states it, before the
             # clause itself is stored: "from 8081 to 9090" is "no longer 8081" and "9090".
             found = [Finding("", value, Kind.FACT, f"No longer current: {value}" + (f" ({f.text.rstrip('.')})." if f.text else "."),

@@ -937,6 +937,18 @@ def test_a_credential_variable_without_a_value_is_not_a_credential() -> None:
     assert only("export SENTRY_AUTH_TOKEN=sntrys_abcdefghijklmnopqrstuvwxyz123456").belief == "sentry_auth_token"
 
 
+def test_a_pasted_secret_is_stored_as_the_variable_the_reply_reads_it_from() -> None:
+    said = "the parcel api key ops sent me is pk_9fQ2mZx7LrT4vB8nW1cY6hJ3kD5sA0eG, hook up label printing"
+    reply = ("Hooked up, and the key is not in the repo: `settings.py` reads `PARCELBOX_API_KEY = env(\"PARCELBOX_API_KEY\")` "
+             "and `PARCELBOX_WEBHOOK_SECRET` the same way. Please rotate the key you pasted.")
+    found = extract(said, reply)
+    assert {c.belief for c in found if "environment variable" in c.text} == {"parcelbox_api_key", "parcelbox_webhook_secret"}
+    assert all("pk_9fQ2" not in c.text and "pk_9fQ2" not in c.belief for c in found)
+    # The control: a reply naming such variables when nothing secret was pasted keys no credential from them.
+    plain = extract("hook up label printing", reply)
+    assert not any("environment variable" in c.text for c in plain), plain
+
+
 def test_if_you_need_is_a_direction_not_a_hypothesis() -> None:
     found = only("point the client at wh-3.dc.example.org if you need the metrics warehouse")
     assert (found.key, found.belief) == ("metrics warehouse host", "wh-3.dc.example.org")

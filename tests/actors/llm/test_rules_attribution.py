@@ -367,3 +367,11 @@ def test_a_third_persons_habit_is_not_the_projects_choice() -> None:
     # positive controls: the project's own choices in the same shape
     assert any("npm" in text for _, text in found("the kiosk app runs everything through npm"))
     assert any("ruff" in text for _, text in found("he prefers black for formatting but we use ruff format"))
+
+
+def test_a_value_said_of_someone_elses_thing_is_theirs() -> None:
+    said = "Odile runs her own broker on 7884 since 7883 is taken on her box, so her .env has BROKER_PORT=7884"
+    assert not any("7884" in text for _, text in found(said)), found(said)
+    # positive controls: a possessive after the value, or not the clause's subject, keeps the project's change
+    assert any("7070" in text for _, text in found("we moved the api to port 7070 at her request"))
+    assert any("7884" in text for _, text in found("the .env has BROKER_PORT=7884 now"))

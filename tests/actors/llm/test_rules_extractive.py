@@ -69,6 +69,14 @@ def test_a_polite_request_the_assistant_carried_out_is_a_fact() -> None:
     assert ("linter", "biome") in [(k, b) for _, k, b in done]
 
 
+def test_a_request_of_ours_without_a_question_mark_carried_out_is_a_fact() -> None:
+    done = extract("also can we get on ruby 3.4, the runners are still on 3.3", "Done: `.ruby-version` is 3.4 and CI runs 3.4.")
+    assert ("ruby version", "3.4") in [(k, b) for _, k, b in done], done
+    declined = extract("also can we get on ruby 3.4, the runners are still on 3.3",
+                       "I'd hold off on 3.4: two gems we rely on don't build on it yet.")
+    assert ("ruby version", "3.4") not in [(k, b) for _, k, b in declined], declined
+
+
 @pytest.mark.parametrize("reply", ["I'd rather not: biome doesn't support our vue files yet.",
                                    "Should I also drop prettier?", "Looking into it."])
 def test_a_request_declined_questioned_or_not_done_is_no_fact(reply: str) -> None:
