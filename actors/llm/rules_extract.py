@@ -903,6 +903,11 @@ def _inverted(said: str) -> str:
     return f"the {m.group('np')} is {value}"
 
 
+# A team saying what it is by a tool's name: "we're pnpm", "we are a gradle shop" (only a known tool's name counts).
+_WE_ARE_TOOL = re.compile(r"(?:^|[,;]\s+)(?:but\s+|and\s+)?we(?:['’]re|\s+are)\s+(?:an?\s+)?(?:all\s+)?(?P<tool>[\w+#-]+(?:\.js)?)"
+                          r"(?:\s+(?:shop|team|house|people|folks))?(?:\s+here)?(?=\s*(?:$|[,;.!]))", _I)
+
+
 def _antecedent(head: str, body: str) -> str:
     """The body of a lead-in with "it" read as the thing the lead ends on: "board v2 swaps the level sensor: it's a
     VL53L1X now" -> "the level sensor is a VL53L1X now". Any other body is returned as it is."""
@@ -940,6 +945,9 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 and (_NOT_A_REPORT.search(lead.group("head")) or not is_statement(lead.group("head"), False)):
             continue  # "todo: bump the runtime to 22", "tomorrow: move the queue": what the head plans is not done
         inverted = _inverted(said) if speaker == "user" else ""  # a reply explains logs of other systems that way
+        identity = _WE_ARE_TOOL.search(said.strip(" .!")) if speaker == "user" else None
+        if identity is not None and tech_category(tech_name(identity.group("tool"))):
+            variants = (*variants, f"we use {identity.group('tool')}")  # "we're pnpm", "we're a gradle shop"
         if inverted:  # "mq-2.lan is the nightly broker" reads as "the nightly broker is mq-2.lan"
             variants = (inverted, *variants)
         tried: list[tuple[Clause, str]] = []  # the clauses no reading keyed, for a mention (``_mention``) at the end

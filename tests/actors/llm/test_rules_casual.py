@@ -148,6 +148,15 @@ def test_where_messages_of_a_kind_are_sent_is_their_channel() -> None:
     assert not [k for k, _, _ in found("the alerts go to #ops for now but we will see") if k.endswith("channel")]
 
 
+def test_where_messages_of_a_kind_are_sent_may_be_a_named_service() -> None:
+    assert ("exceptions destination", "honeybadger") in [(k, b) for k, b, _ in found("exceptions go to Honeybadger, the hosted plan")]
+    assert ("payouts destination", "quickbooks") in [(k, b) for k, b, _ in found("payouts are exported to QuickBooks")]
+    # Negatives: a pronoun for the messages, a place after more words, a lower-case word.
+    assert not [k for k, _, _ in found("it goes to Honeybadger") if k.endswith("destination")]
+    assert not [k for k, _, _ in found("the team goes to Lisbon for the offsite in May") if k.endswith("destination")]
+    assert not [k for k, _, _ in found("exceptions go to waste when nobody reads them") if k.endswith("destination")]
+
+
 def test_a_command_said_to_be_the_replaced_one_is_not_the_command() -> None:
     assert not [b for k, b, _ in found("", "The image now runs `uv sync --frozen` instead of `pip install -r req.txt`.")
                 if k == "install command"]
@@ -196,3 +205,16 @@ def test_a_change_without_a_plan_head_is_read() -> None:
 def test_just_after_a_copula_is_the_adverb_unless_arguments_follow() -> None:
     assert found("the nightly build is just slow on the shared runner, nothing is broken") == []
     assert any(b == "just dist-all" for _, b, _ in found("the nightly build is just dist-all"))  # positive control
+
+
+@pytest.mark.parametrize(("said", "key", "tool"), [
+    ("don't commit a package-lock again, we're pnpm", "package manager", "pnpm"),
+    ("we are a maven shop, keep it that way", "build tool", "maven"),
+])
+def test_a_team_saying_it_is_a_tools_users_chose_it(said: str, key: str, tool: str) -> None:
+    assert (key, tool) in [(k, b) for k, b, _ in found(said)], found(said)
+
+
+def test_we_are_with_no_tools_name_chooses_nothing() -> None:
+    assert found("we are done with the ticket, ship it") == []
+    assert not [k for k, _, _ in found("if we were maven people it would be simpler") if k == "build tool"]
