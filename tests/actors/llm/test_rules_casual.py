@@ -218,3 +218,27 @@ def test_a_team_saying_it_is_a_tools_users_chose_it(said: str, key: str, tool: s
 def test_we_are_with_no_tools_name_chooses_nothing() -> None:
     assert found("we are done with the ticket, ship it") == []
     assert not [k for k, _, _ in found("if we were maven people it would be simpler") if k == "build tool"]
+
+
+@pytest.mark.parametrize("said", [
+    "Ilse keeps getting connection refused running make verify locally",
+    "`just release` fails on the arm runner with a linker error",
+])
+def test_a_command_reported_going_wrong_is_no_procedure(said: str) -> None:
+    assert not [k for k, _, _ in found(said) if k.endswith("command")], found(said)
+
+
+def test_a_command_said_plainly_is_a_procedure() -> None:
+    # positive control for the reports above
+    assert [k for k, _, _ in found("to verify locally, run `make verify`") if k.endswith("command")]
+
+
+def test_an_aside_after_a_command_names_no_purpose() -> None:
+    got = found("", "Load the fixtures: `pnpm cli fixtures:load ./seed.csv` (same lint rules apply to the file).")
+    assert "lint command" not in [k for k, _, _ in got], got
+    plain = found("", "Load the fixtures with `pnpm cli fixtures:load ./seed.csv` for the docs build.")
+    assert [k for k, _, _ in plain if k.endswith("command")], plain  # positive control: the words after it, outside an aside
+
+
+def test_a_word_of_going_wrong_inside_a_command_reports_nothing() -> None:
+    assert [k for k, _, _ in found("CI runs `cargo build --errors-as-failures` before the tests") if k.endswith("command")]
