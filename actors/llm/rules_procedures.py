@@ -218,7 +218,6 @@ _THING_BEFORE = re.compile(r"\b(?:(?:the|a|an|this|that|its|their|our|first|ever
 # it tells what broke, not how a task is done.
 _GOING_WRONG = re.compile(r"\b(?:fail(?:s|ed|ing)?|errors?|erroring|refused|crash(?:es|ed|ing)?|hangs|hanging|timed out|"
                           r"times out|exceptions?|traceback|segfaults?|(?:does|did)n['’]?t work|broken)\b", _I)
-_ASIDE = re.compile(r"\([^()]*\)?")
 
 
 def extract_command(c: Clause) -> Finding | None:
@@ -252,8 +251,8 @@ def extract_command(c: Clause) -> Finding | None:
             purpose = lead_p[0]
         elif own_p:
             purpose = own_p[0]
-        elif purposes_in(after := _ASIDE.sub(" ", c.text[span.end() : spans[i + 1].start() if i + 1 < len(spans) else None])):
-            purpose = purposes_in(after)[0]  # "`x` for the docs"; an aside after it ("(same format check)") is no purpose
+        elif purposes_in(c.text[span.end() : spans[i + 1].start() if i + 1 < len(spans) else None]):
+            purpose = purposes_in(c.text[span.end() : spans[i + 1].start() if i + 1 < len(spans) else None])[0]
         else:
             continue
         return _command_finding(command, purpose, c.text[: span.start()] + " " + c.text[span.end():], c.project)

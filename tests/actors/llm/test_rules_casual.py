@@ -233,12 +233,5 @@ def test_a_command_said_plainly_is_a_procedure() -> None:
     assert [k for k, _, _ in found("to verify locally, run `make verify`") if k.endswith("command")]
 
 
-def test_an_aside_after_a_command_names_no_purpose() -> None:
-    got = found("", "Load the fixtures: `pnpm cli fixtures:load ./seed.csv` (same lint rules apply to the file).")
-    assert "lint command" not in [k for k, _, _ in got], got
-    plain = found("", "Load the fixtures with `pnpm cli fixtures:load ./seed.csv` for the docs build.")
-    assert [k for k, _, _ in plain if k.endswith("command")], plain  # positive control: the words after it, outside an aside
-
-
 def test_a_word_of_going_wrong_inside_a_command_reports_nothing() -> None:
     assert [k for k, _, _ in found("CI runs `cargo build --errors-as-failures` before the tests") if k.endswith("command")]
