@@ -509,8 +509,9 @@ def _part_of_project(text: str, chosen: re.Match[str], key: str, project: str = 
 
 # A choice kept, its object after the verb: "we're staying on npm", "sticking with jest".
 _KEPT = re.compile(rf"\b(?:{_KEEPING})\s", _I)
-# A thing given up for another: "swap X for Y", "ditching X for Y", "traded X for Y" (Y is chosen).
-_SWAP_FOR = re.compile(r"\b(?:swap|swapp|ditch|trad|exchang)\w*\s+(?:the\s+|our\s+)?[\w.@/+-]+(?:\s[\w.@/+-]+)?\s+for\s+", _I)
+# A thing given up for another: "swap X for Y", "ditching X for Y", "traded X for Y", "ripping out X for Y" (Y is chosen).
+_SWAP_FOR = re.compile(r"\b(?:swap|swapp|ditch|trad|exchang|rip|ripp|dump|drop|dropp)\w*\s+(?:out\s+)?(?:the\s+|our\s+)?"
+                       r"[\w.@/+-]+(?:\s(?!out\b)[\w.@/+-]+)?(?:\s+out)?\s+for\s+", _I)
 _CATEGORY_LABEL = {"ci provider": "CI provider", "http client": "HTTP client", "orm": "ORM",
                    "api style": "API style", "css framework": "CSS framework"}
 

@@ -735,14 +735,16 @@ def _on_someones(clause: str, value: str = "") -> bool:
 
 
 # A third person's habit: "she runs everything through X", "he prefers X" (English verbs of using, a closed class).
-_THEIR_HABIT = re.compile(r"\b(?:he|she)\s+(?:\w+ly\s+|still\s+|always\s+)?(?:uses|runs|prefers|likes|loves|swears\s+by|"
+_THEIR_HABIT = re.compile(r"\b(?:he|she|(?:my|a)\s+(?:colleague|co-?worker|friend|team-?mate|contractor|client))\s+(?:\w+ly\s+|still\s+|always\s+)?(?:uses|runs|prefers|likes|loves|swears\s+by|"
                           r"sticks\s+(?:to|with)|works\s+(?:in|with)|is\s+used\s+to)\b", _I)
 
 
 def _their_habit(value: str, clause: str) -> bool:
     """Whether the value follows a third person's habit in the clause ("Priya is on the frontend and she runs
     everything through yarn"): what that person uses, not what the project chose."""
-    at = find_whole(value, clause) if value else -1
+    if not value:  # a rule without a value ("my coworker always runs the tests with --bail"): the habit opens it
+        return bool(_THEIR_HABIT.match(clause.strip()))
+    at = find_whole(value, clause)
     return at > 0 and bool(_THEIR_HABIT.search(clause[:at]))
 
 
@@ -856,7 +858,7 @@ _FILE_LEAD = re.compile(r"^(?:`(?:[\w.-]+/)*[\w.-]+\.\w{1,5}`|(?:[\w.-]+/)+[\w.-
 
 
 # A lead-in that says what follows does not hold (yet, here): a plan, a wish, an option, another party's product.
-_NOT_A_REPORT = re.compile(r"\b(?:todo|to-do|plan\w*|wish\w*|ideas?|options?|proposals?|consider\w*|maybe|"
+_NOT_A_REPORT = re.compile(r"\b(?:todo|to-do|to do|plan\w*|wish\w*|ideas?|options?|proposals?|consider\w*|maybe|"
                            r"competitor\w*|example|hypothetic\w*|draft|someday|later|might|may|could|would)\b", _I)
 # A clause that opens on its own subject: a determiner and a word ("the gauges ...", "our staging box ...").
 _OWN_SUBJECT = re.compile(r"^(?:the|our|all|every|each)\s+[a-z][\w-]*", _I)
@@ -904,8 +906,9 @@ def _inverted(said: str) -> str:
 
 
 # A team saying what it is by a tool's name: "we're pnpm", "we are a gradle shop" (only a known tool's name counts).
-_WE_ARE_TOOL = re.compile(r"(?:^|[,;]\s+)(?:but\s+|and\s+)?we(?:['’]re|\s+are)\s+(?:an?\s+)?(?:all\s+)?(?P<tool>[\w+#-]+(?:\.js)?)"
-                          r"(?:\s+(?:shop|team|house|people|folks))?(?:\s+here)?(?=\s*(?:$|[,;.!]))", _I)
+_WE_ARE_TOOL = re.compile(r"(?:^|[,;]\s+)(?:but\s+|and\s+|fwiw\s+)?we(?:['’]re|\s+are)\s+(?:an?\s+)?(?:all\s+)?"
+                          r"(?P<tool>[\w+#-]+(?:\.js)?)(?:\s+(?:shop|team|house|people|folks))?"
+                          r"(?P<part>\s+on\s+the\s+[a-z]+)?(?:\s+(?:here|only|all the way|not\s+[\w.+#-]+))?(?=\s*(?:$|[,;.!]))", _I)
 
 
 def _antecedent(head: str, body: str) -> str:
@@ -947,7 +950,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
         inverted = _inverted(said) if speaker == "user" else ""  # a reply explains logs of other systems that way
         identity = _WE_ARE_TOOL.search(said.strip(" .!")) if speaker == "user" else None
         if identity is not None and tech_category(tech_name(identity.group("tool"))):
-            variants = (*variants, f"we use {identity.group('tool')}")  # "we're pnpm", "we're a gradle shop"
+            variants = (*variants, f"we use {identity.group('tool')}{identity.group('part') or ''}")  # "we're pnpm"
         if inverted:  # "mq-2.lan is the nightly broker" reads as "the nightly broker is mq-2.lan"
             variants = (inverted, *variants)
         tried: list[tuple[Clause, str]] = []  # the clauses no reading keyed, for a mention (``_mention``) at the end
@@ -990,6 +993,8 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                     continue  # "Dana's ledger proxy listens on X", "X runs on her laptop": another person's setup
                 if not finding.negated and finding.belief and _denied(finding.belief, part):
                     continue  # "the cache box does not answer on 7311": the clause denies the value it names
+                if not finding.key and not finding.belief and not finding.negated and _their_habit("", part):
+                    continue  # "my coworker always runs the tests with --bail": their habit, no rule of ours
                 if clause.changed and finding.kind is Kind.FACT:
                     finding = dataclasses.replace(finding, kind=Kind.DECISION)
                 out.append(_in_environment(finding, part))
@@ -1083,6 +1088,19 @@ def _credentials(text: str) -> tuple[list[Finding], bool]:
     return out, True
 
 
+# A pasted token: ten characters or more of letters and digits (and the punctuation of passwords), no path or URL.
+_TOKEN_LIKE = re.compile(r"(?<![\w/.:-])(?=[\w!#$%&*+=?@^~-]*\d)(?=[\w!#$%&*+=?@^~-]*[A-Za-z])[\w!#$%&*+=?@^~-]{10,}(?![\w/.:])")
+# What a key names when its value is a secret: "the pw is ...", "admin password: ...", "the signing key is ...".
+_SECRET_KEY = re.compile(r"\b(?:password|passwd|pass|pw|pwd|passphrase|secret|token|api[ _-]?key|access[ _-]?key|"
+                         r"private[ _-]?key|signing[ _-]?key|credentials?)$", _I)
+
+
+def _a_secrets_value(found: Finding) -> bool:
+    """Whether a finding states the value of a secret (its key names one) rather than where it is read from."""
+    return bool(found.key and found.belief and _SECRET_KEY.search(found.key.strip())
+                and not re.fullmatch(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", found.belief))
+
+
 def _credentials_read(reply: str) -> list[Finding]:
     """The credential variables a reply reads from the environment (``env("X_API_KEY")``, ``getenv``,
     ``process.env.X_TOKEN``, or named as where to put the value), said by the variable's service."""
@@ -1146,8 +1164,10 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     secret_turn = bool(credentials)
     # A secret pasted without saying where it goes, and a reply that reads it from the environment: the reply's
     # variables name where the project reads it ("the key is xkeysib-..." + `env("MAILER_API_KEY")`).
-    replied = [] if credentials or not _SECRET_LIKE.search(strip_memory_blocks(unit.user)) \
-        else _credentials_read(unit.assistant)
+    told = strip_memory_blocks(unit.user)
+    replied = [] if credentials or not (_SECRET_LIKE.search(told) or _TOKEN_LIKE.search(told)) \
+        else _credentials_read(unit.assistant)  # (the log redacts what it recognises as a secret: "[REDACTED...]")
+    pasted = _TOKEN_LIKE.findall(strip_memory_blocks(unit.user)) if replied else []
     user = confirmed_requests(unwrap(unit.user), unit.assistant)
     bodies = {"user": unwrap(user), "assistant": unwrap(drop_plan_lists(unit.assistant))}
     # Only the assistant's fenced documents are read (``rules_text.clean``); a user's paste is not.
@@ -1193,10 +1213,13 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
                 found = [f for f in found if f.negated or normalize_key(f.key) not in reported]
             if secret_turn and speaker == "user":
                 found = []  # a turn pasting a credential states where it is read from, nothing else
-            else:  # a secret-looking value is never stored, whatever the sentence says
-                found = [f for f in found if not (_SECRET_LIKE.search(f.text) or _CREDENTIAL_ENV.search(f.text))]
+            else:  # a secret-looking value is never stored, whatever the sentence says, nor any value of a secret
+                found = [f for f in found if not (_SECRET_LIKE.search(f.text) or _CREDENTIAL_ENV.search(f.text)
+                                                  or _a_secrets_value(f))]
             if speaker == "user" and credentials:
                 found, credentials = credentials + found, []
+            if replied and any(t in f.text for f in found for t in pasted):
+                found = [f for f in found if not any(t in f.text for t in pasted)]  # the secret the reply keeps out
             if speaker == "assistant" and replied:
                 found, replied = replied + found, []
             # A replaced value named by a kept clause retires what still states it, before the

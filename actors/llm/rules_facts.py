@@ -672,8 +672,10 @@ _SENT = re.compile(
 # to Xero"): a capitalised name, or a known tool's, closing the clause or before an aside.
 _SENT_TO_SERVICE = re.compile(
     r"^(?P<s>(?:the\s+|our\s+|all\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s+(?:now\s+)?(?:go(?:es)?|are\s+(?:now\s+)?"
-    r"(?:posted|sent|routed|reported|shipped|exported)|get\s+(?:posted|sent|routed|reported|shipped|exported)|land|lands)"
-    r"\s+(?:now\s+)?(?:in|to|into)\s+(?P<d>(?-i:[A-Z][\w.-]*[\w]))(?=\s*(?:$|[,;(]|now\b))", _I)
+    r"(?:posted|sent|routed|reported|shipped|exported|archived)|get\s+(?:posted|sent|routed|reported|shipped|exported|archived)|"
+    r"land|lands|route|routes)"
+    r"\s+(?:now\s+)?(?:in|to|into)\s+(?P<d>(?-i:[A-Z][\w.-]*[\w]))"
+    r"(?=\s*(?:$|[,;(]|now\b|(?:every|each)\s+\w+|nightly|daily|hourly|automatically|(?:over|via)\s+\S+\s*$))", _I)
 
 
 def extract_destination(c: Clause) -> Finding | None:

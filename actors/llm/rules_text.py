@@ -71,16 +71,19 @@ def _presupposed(part: str) -> list[str]:
 
 # An item of an inline numbered list ("three things: 1) ... 2) ..."), and a head that makes every item of its list
 # something not done: a plan, options, an attempt ("todo: 1) ...", "we tried 1) ... 2) ..., neither fixed it").
-_INLINE_ITEM = re.compile(r"\s+\d{1,2}\)\s+(?=\w)")
-_NOT_DONE_HEAD = re.compile(r"\b(?:todo|to-do|plans?|planned|options?|proposals?|ideas?|next|tried|try|trying|maybe|"
+_INLINE_ITEM = re.compile(r"\s+\d{1,2}[).]\s+(?=[a-z])")
+_NOT_DONE_HEAD = re.compile(r"\b(?:todo|to-do|to do|plans?|planned|options?|proposals?|ideas?|next|tried|try|trying|maybe|"
                             r"should|could|would|might|if|roadmap|wishlist|later|tomorrow|suggest\w*|either|or)\b", re.I)
 
 
 def _inline_items(sentence: str) -> list[str]:
-    """``sentence`` split at the items of an inline numbered list, unless what opens the list says they are not done."""
+    """``sentence`` split at the items of an inline numbered list; only its head when what opens or closes the list
+    says they are not done."""
     parts = _INLINE_ITEM.split(sentence)
-    if len(parts) < 2 or _NOT_DONE_HEAD.search(parts[0]) or _NOT_DONE_HEAD.search(parts[-1].split(",")[-1]):
+    if len(parts) < 2:
         return [sentence]
+    if _NOT_DONE_HEAD.search(parts[0]) or _NOT_DONE_HEAD.search(parts[-1].split(",")[-1]):
+        return [parts[0]]  # the items of a plan, of options or of an attempt state nothing
     return parts
 
 
@@ -588,7 +591,7 @@ _HYPOTHETICAL = re.compile(
     r"^(?:if|what if|suppose|supposing|assuming|imagine|in case|unless|maybe|perhaps|"
     r"hypothetically|i wonder|not sure|i'm not sure|i am not sure|do you think|once|when we|"
     r"i think|i guess|i feel like)\b"
-    r"|(?<!due )(?<!by )\b(?:next (?:week|month|sprint|quarter|year)|tomorrow)\b"
+    r"|(?<!due )(?<!by )\b(?:next (?:week|month|sprint|quarter|year)|tomorrow|at some point|some ?day)\b"
     r"|\b(?:asks?|asked|asking|wonders?|wondered|wants to know|wanted to know)\s+(?:if|whether)\b"  # an indirect question
     r"|\b(?:i think|i guess|i believe|i suppose|would|could|might|maybe|perhaps|probably|possibly|considering|thinking (?:about|of)|"
     r"planning (?:to|on)|plan to|wondering|used to|hopefully|someday|eventually|not sure|"

@@ -949,6 +949,23 @@ def test_a_pasted_secret_is_stored_as_the_variable_the_reply_reads_it_from() -> 
     assert not any("environment variable" in c.text for c in plain), plain
 
 
+@pytest.mark.parametrize(("said", "reply", "env"), [
+    ("key for the tiles api: tl_7Hq2Vw9Xk3", "Wired up; `maps.ts` reads `process.env.TILES_API_KEY`, so put it in `.env.local`.",
+     "TILES_API_KEY"),
+    ("smtp pass is Rk4!mw2-Tq9z", "Got it. The mailer reads SMTP_PASSWORD from the environment; nothing is in the repo.",
+     "SMTP_PASSWORD"),
+])
+def test_a_short_pasted_secret_is_stored_as_the_variable_the_reply_reads(said: str, reply: str, env: str) -> None:
+    found = extract(said, reply)
+    assert env.lower() in [c.belief for c in found], found
+    assert all(said.split()[-1] not in c.text for c in found)
+
+
+@pytest.mark.parametrize("said", ["the staging pw is Rk4!mw2-Tq9z", "admin password: hunter-42-Blue"])
+def test_the_value_of_a_secret_is_never_stored_however_short(said: str) -> None:
+    assert all(said.split()[-1].lower() not in (c.text + c.belief).lower() for c in extract(said)), extract(said)
+
+
 def test_if_you_need_is_a_direction_not_a_hypothesis() -> None:
     found = only("point the client at wh-3.dc.example.org if you need the metrics warehouse")
     assert (found.key, found.belief) == ("metrics warehouse host", "wh-3.dc.example.org")

@@ -191,6 +191,9 @@ def test_a_short_lead_in_does_not_hide_a_retention_or_a_limit() -> None:
     "tomorrow: raise the worker count to 12",
     "notes for tomorrow: 1) bump the runtime to node 22 2) rotate the webhook secret",
     "bump the runtime to node 22 tomorrow",
+    "stuff still to do: 1) bump the runtime to node 22 2) move the broker to rabbitmq",
+    "someday we should move the broker to rabbitmq",
+    "my coworker always runs the suite with --fail-fast, drives me nuts",
 ])
 def test_what_a_plan_or_tomorrow_heads_is_not_done(said: str) -> None:
     assert found(said) == [], found(said)
@@ -235,3 +238,17 @@ def test_a_command_said_plainly_is_a_procedure() -> None:
 
 def test_a_word_of_going_wrong_inside_a_command_reports_nothing() -> None:
     assert [k for k, _, _ in found("CI runs `cargo build --errors-as-failures` before the tests") if k.endswith("command")]
+
+
+@pytest.mark.parametrize(("said", "key", "tool"), [
+    ("fwiw we're pnpm not yarn", "package manager", "pnpm"),
+    ("we are a maven shop, dont suggest gradle", "build tool", "maven"),
+])
+def test_a_team_saying_it_is_a_tools_users_may_say_more_after_it(said: str, key: str, tool: str) -> None:
+    assert (key, tool) in [(k, b) for k, b, _ in found(said)], found(said)
+
+
+@pytest.mark.parametrize("said", ["exceptions are shipped to Honeybadger over https", "exceptions go to Honeybadger every hour",
+                                  "exceptions get archived to Honeybadger automatically"])
+def test_where_messages_go_may_end_in_a_time_or_a_route(said: str) -> None:
+    assert ("exceptions destination", "honeybadger") in [(k, b) for k, b, _ in found(said)], found(said)

@@ -169,3 +169,14 @@ def test_a_deploy_that_passed_is_no_choice_of_deploy_target() -> None:
 ])
 def test_a_choice_kept_is_the_thing_after_the_verb_of_keeping(said: str, kept: str) -> None:
     assert [c.belief for c in extract(said) if not c.negated] == [kept]
+
+
+@pytest.mark.parametrize("said", ["we're ripping out mocha for vitest", "ripping mocha out for vitest before the release",
+                                  "dropping mocha for vitest"])
+def test_a_thing_ripped_out_or_dropped_for_another_chooses_the_other(said: str) -> None:
+    chosen = [c for c in extract(said) if not c.negated]
+    assert [(c.key, c.belief) for c in chosen] == [("test framework", "vitest")], chosen
+
+
+def test_a_thing_dropped_for_a_while_is_no_replacement() -> None:
+    assert not [c for c in extract("drop mocha for now") if not c.negated]
