@@ -668,26 +668,7 @@ _SENT = re.compile(
     r"\s+(?:in|to|into)\s+" + _DESTINATION.format("d2"), _I)
 
 
-# The same verbs of sending with a named service as the destination ("crash reports go to Bugsnag", "invoices are sent
-# to Xero"): a capitalised name, or a known tool's, closing the clause or before an aside.
-_SENT_TO_SERVICE = re.compile(
-    r"^(?P<s>(?:the\s+|our\s+|all\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s+(?:now\s+)?(?:go(?:es)?|are\s+(?:now\s+)?"
-    r"(?:posted|sent|routed|reported|shipped|exported|archived)|get\s+(?:posted|sent|routed|reported|shipped|exported|archived)|"
-    r"land|lands|route|routes)"
-    r"\s+(?:now\s+)?(?:in|to|into)\s+(?P<d>(?-i:[A-Z][\w.-]*[\w]))"
-    r"(?=\s*(?:$|[,;(]|now\b|(?:every|each)\s+\w+|nightly|daily|hourly|automatically|(?:over|via)\s+\S+\s*$))", _I)
-
-
 def extract_destination(c: Clause) -> Finding | None:
-    service = _SENT_TO_SERVICE.search(c.text)
-    if service is not None and not _SENT.search(c.text):
-        subject = article_free(service.group("s")).lower()
-        where = service.group("d")
-        if not subject or subject.split()[0] in NOT_SUBJECTS | STOPWORDS or where.lower() in STOPWORDS:
-            return None
-        verb = "go" if subject.endswith("s") and not subject.endswith("ss") else "goes"
-        return Finding(f"{subject} destination", normalize_belief(where), Kind.DECISION if c.changed else Kind.FACT,
-                       f"{cap(subject)} {verb} to {where}.")
     match = _SENT.search(c.text)
     if match is None:
         return None

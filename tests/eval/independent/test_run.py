@@ -46,4 +46,5 @@ def test_a_held_out_report_gives_aggregates_only() -> None:
     for folder, shown in (("gamma", False), ("alpha", True)):
         doc = {**summarise(results), "folder": folder, "replay_s": 1.0, "active_memories": {}, "path": "in-process"}
         assert ("q-secret-id" in render(doc, results, "cmd")) is shown
-    assert {"gamma", "delta", "epsilon", "zeta", "kappa", "mu", "xi", "pi"} <= HELD_OUT and not {"iota", "lambda", "nu", "omicron"} & HELD_OUT
+    assert {"gamma", "delta", "epsilon", "zeta", "kappa", "mu", "xi", "pi", "sigma", "upsilon"} <= HELD_OUT
+    assert not {"iota", "lambda", "nu", "omicron", "rho", "tau"} & HELD_OUT
