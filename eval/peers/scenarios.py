@@ -130,7 +130,8 @@ def to_memory(m: PeerMemory, *, now_ms: int, settings: Settings) -> Memory:
     helpful = int(eff.get("helpfulCount") or 0)
     irrelevant = int(eff.get("irrelevantCount") or 0)
     d = settings.dynamics
-    value = d.v_init * float(eff.get("weight") if eff.get("weight") is not None else 2) / 2 + d.eta * helpful
+    weight = eff.get("weight")
+    value = d.v_init * float(2 if weight is None else weight) / 2 + d.eta * helpful
     retired = state == TrustState.SUPERSEDED
     return Memory(
         id=m.id, scope=scope, text=m.text, fingerprint=fingerprint(scope, "", "", m.text),
