@@ -988,8 +988,9 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                     continue  # a value the clause does not say ("`fly`" from "fly.io"): try the next reading
                 if finding.key and _pronoun_subject(finding.key, part):
                     continue  # "move them to 2.3": a pronoun names no setting ("them version")
-                if finding.key and not finding.negated and (_someone_elses(finding.key, part) or _on_someones(part, finding.belief)
-                                                            or _their_habit(finding.belief, part)):
+                if not finding.negated and ((finding.key and _someone_elses(finding.key, part))
+                                            or ((finding.key or finding.belief) and _on_someones(part, finding.belief))
+                                            or _their_habit(finding.belief, part)):
                     continue  # "Dana's ledger proxy listens on X", "X runs on her laptop": another person's setup
                 if not finding.negated and finding.belief and _denied(finding.belief, part):
                     continue  # "the cache box does not answer on 7311": the clause denies the value it names

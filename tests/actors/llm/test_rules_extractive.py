@@ -444,3 +444,11 @@ def test_a_contrast_is_no_part_of_a_read_value() -> None:
     found = extract("the deploy region is eu-central-2 whereas the old region was us-west-1")
     assert ("eu-central-2" in {belief for _, _, belief in found}
             and not any("us-west-1" in text for text, _, _ in found))
+
+
+def test_the_extractive_profile_keeps_no_clause_about_someone_elses_thing() -> None:
+    assert extract("their Postgres is exposed on 6544 and their Grafana on 3300", profile="extractive") == []
+    assert extract("the analytics vendor's warehouse sits on 6544 on his side", profile="extractive") == []
+    # positive control: the same clause about our own thing is kept
+    assert any("6544" in text for text, _, _ in extract("our Postgres is exposed on 6544 and Grafana on 3300",
+                                                         profile="extractive"))
