@@ -689,9 +689,11 @@ def _pronoun_subject(key: str, clause: str) -> bool:
 
 # Whose a thing is when it is not the project's: a person named ("Dana's", not a tool: "Kafka's"), a third
 # person's ("his", "her", "their"), or a person by role ("my colleague's", "a client's"). English, a closed class.
+# People by role (a closed class of English nouns), shared by the checks of whose a thing or a habit is.
+_ROLES = (r"(?:colleague|co-?worker|friend|partner|client|customer|vendor|boss|manager|team-?mate|contractor|neighbou?r|"
+          r"wife|husband|brother|sister)")
 _OTHER_OWNER = re.compile(
-    r"(?:\b(?P<name>(?-i:[A-Z][a-z]+))['’]s|\b(?:his|her|their)|\b(?:colleague|co-?worker|friend|partner|client|"
-    r"customer|vendor|boss|manager|team-?mate|contractor|neighbou?r|wife|husband|brother|sister)s?['’]s?)\s+"
+    rf"(?:\b(?P<name>(?-i:[A-Z][a-z]+))['’]s|\b(?:his|her|their)|\b{_ROLES}s?['’]s?)\s+"
     r"(?:(?:own|old|new|local|personal)\s+)?$", _I)
 
 
@@ -707,15 +709,20 @@ def _someone_elses(key: str, clause: str) -> bool:
     owner = _OTHER_OWNER.search(clause[: at.start()]) if at is not None else None
     # A capitalised name may be a tool's ("Kafka's broker port") or a part of the setup's opening a sentence
     # ("Staging's database is X"): only a name no tool list knows, and no such word, is a person's.
-    name = owner.group("name").lower() if owner is not None and owner.group("name") else ""
-    return owner is not None and not (name and (tech_category(tech_name(name)) or name in _SETUP_WORDS))
+    return owner is not None and _a_person(owner.group("name") or "")
+
+
+def _a_person(name: str) -> bool:
+    """Whether a possessive's owner (empty for a pronoun or a role) is a person: a capitalised name no tool list
+    knows and no part of the setup ("Kafka's", "Staging's" are not)."""
+    return not (name and (tech_category(tech_name(name.lower())) or name.lower() in _SETUP_WORDS))
 
 
 # A place that is someone else's ("on his laptop", "in Dana's .env", "from my colleague's machine"), or a subject
 # that is ("so his .env has ...", at the start of a clause or after a conjunction; not "per Dana's request").
 _ON_SOMEONES = re.compile(r"(?:\b(?:on|in|from)\s+|(?P<bare>^|\b(?:so|and|but|because|since|while|then)\s+))(?:\b(?:his|her|their)|(?!(?:let|it|that|there|here|what|who|where|how|he|she|this)['’])"
                           r"(?P<name>(?-i:[A-Z][a-z]+))['’]s|(?:a|my|our|the)\s+"
-                          r"(?:colleague|co-?worker|friend|partner|client|customer|contractor|team-?mate)['’]s)"
+                          rf"{_ROLES}['’]s)"
                           r"\s+(?:(?:own|old|new|local|personal)\s+)?[\w.-]", _I)
 
 
@@ -728,14 +735,13 @@ def _on_someones(clause: str, value: str = "") -> bool:
     for m in _ON_SOMEONES.finditer(clause):
         if m.group("bare") is not None and not 0 <= m.start() < at:
             continue  # a possessive subject counts before the value only
-        name = (m.group("name") or "").lower()
-        if not (name and (tech_category(tech_name(name)) or name in _SETUP_WORDS)):
+        if _a_person(m.group("name") or ""):
             return True
     return False
 
 
 # A third person's habit: "she runs everything through X", "he prefers X" (English verbs of using, a closed class).
-_THEIR_HABIT = re.compile(r"\b(?:he|she|(?:my|a)\s+(?:colleague|co-?worker|friend|team-?mate|contractor|client))\s+(?:\w+ly\s+|still\s+|always\s+)?(?:uses|runs|prefers|likes|loves|swears\s+by|"
+_THEIR_HABIT = re.compile(rf"\b(?:he|she|(?:my|a)\s+{_ROLES})\s+(?:\w+ly\s+|still\s+|always\s+)?(?:uses|runs|prefers|likes|loves|swears\s+by|"
                           r"sticks\s+(?:to|with)|works\s+(?:in|with)|is\s+used\s+to)\b", _I)
 
 
