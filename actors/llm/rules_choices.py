@@ -221,6 +221,10 @@ def _in_path(text: str, tech: re.Match[str]) -> bool:
     return run.startswith(("/", "./", "~/", "../")) or run.count("/") >= 2
 
 
+# The rest of an address after a tool's name used as its scheme: "s3" then "://acme-raw/exports".
+_SCHEME_REST = re.compile(r"://[^\s`'\",)]+")
+
+
 def _techs(text: str) -> list[re.Match[str]]:
     """Technology names, except inside an inline command (`npm install`, `docker compose up`)
     or a path, and plain-word names outside a tooling context ("a transgender poetry reading")."""
@@ -422,7 +426,15 @@ def extract_choice(c: Clause) -> Finding | None:
     for tech in techs:
         stored = _stored_thing(c.text, tech)
         if stored and not EXCLUDED_BEFORE.search(c.text[: tech.start()]):
-            return _storage_finding(stored[0], tech_name(tech.group(1)), negated=stored[1])
+            url = _SCHEME_REST.match(c.text, tech.end())
+            # "raw exports go to s3://acme-raw": the address is where they are stored, its scheme only names the tool
+            name = tech.group(0) + url.group(0).rstrip(".") if url else tech_name(tech.group(1))
+            return _storage_finding(stored[0], name, negated=stored[1])
+    # A tool named only as an address's scheme ("the bucket for exports is s3://acme-raw") is no choice: the
+    # address is the value, which another reading keeps whole.
+    techs = [m for m in techs if not _SCHEME_REST.match(c.text, m.end())]
+    if not techs:
+        return None
     named = any(p.search(rest) for p, _ in _PURPOSE_RULES) and re.search(r"\b(?:is|are)\b", c.low)
     swap = _SWAP_FOR.search(c.text) or _KEPT.search(c.text)
     if not (_CHOICE_VERB.search(c.low) or named or swap):

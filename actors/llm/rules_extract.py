@@ -875,8 +875,10 @@ _LEAD_THING = re.compile(r"\b(?:the|our)\s+(?!(?:same|other|new|old|whole)\b)(?P
 # A value named first and then identified: "mq-2.lan is the nightly broker", "release-x is our base branch",
 # "add mq-2.lan to your hosts file, that's the nightly broker". The value is one word: a shape (a host, a path,
 # a number, code) or a name, or after a comma the last value by its shape before it; the thing after "the" or "our"
-# is a noun phrase of one to four words ending the clause.
-_IS_THE = re.compile(r"^(?P<v>`[^`]+`|[\w][\w.:/@+-]*)\s+is\s+(?:the|our)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3})\s*[.!]?$", _I)
+# is a noun phrase of one to four words ending the clause, or such a phrase and what it is for or of ("KeyDB is the
+# backing store for user sessions").
+_IS_THE = re.compile(r"^(?P<v>`[^`]+`|[\w][\w.:/@+-]*)\s+is\s+(?:the|our)\s+(?P<np>(?P<head>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
+                     r"(?:\s+(?:for|of)\s+(?:the\s+|our\s+|all\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})?)\s*[.!]?$", _I)
 _THATS_THE = re.compile(r",\s+(?:that's|that\s+is|which\s+is)\s+"
                         r"(?:the|our)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)(?:\s+(?:here|now|too))?\s*[.!]?$", _I)
 
@@ -885,7 +887,7 @@ _THATS_THE = re.compile(r",\s+(?:that's|that\s+is|which\s+is)\s+"
 # nouns; never a secret: "hunter2 is the staging password" stays unread, nor a judgement: "redis is the bottleneck").
 _PLACES = frozenset("database db cache host server box machine node branch registry bucket queue broker endpoint url "
                     "domain region cluster store datastore directory folder path repo repository channel gateway proxy "
-                    "instance mirror".split())
+                    "instance mirror home".split())
 # Words that make the thing named an old or another party's one: "db-3.lan is the legacy database".
 _NOT_CURRENT = frozenset("old legacy previous former competitor competitors vendor upstream".split())
 
@@ -905,10 +907,13 @@ def _inverted(said: str) -> str:
     else:
         value = m.group("v")
     words = m.group("np").lower().split()
-    if value.lower() in STOPWORDS | _PRONOUNS or words[0] in NOT_SUBJECTS or words[-1] not in _PLACES \
-            or any(w in STOPWORDS or w in EVALUATIVE or w in _NOT_CURRENT for w in words) or HISTORICAL.search(said):
+    head = (m.group("head") if "head" in m.re.groupindex else m.group("np")).lower().split()
+    if value.lower() in STOPWORDS | _PRONOUNS or words[0] in NOT_SUBJECTS or head[-1] not in _PLACES \
+            or any(w in STOPWORDS or w in EVALUATIVE or w in _NOT_CURRENT for w in words
+                   if w not in ("for", "of", "the", "our", "all")) or HISTORICAL.search(said):
         return ""
-    return f"the {m.group('np')} is {value}"
+    thing = re.sub(r"\b(for|of)\s+(?:the|our|all)\s+", r"\1 ", m.group("np"), flags=_I)  # "store for the rate limits"
+    return f"the {thing} is {value}"
 
 
 # A team saying what it is by a tool's name: "we're pnpm", "we are a gradle shop" (only a known tool's name counts).

@@ -149,12 +149,18 @@ _PLACE_BEFORE = re.compile(r"\b(?:in|inside|within|from|behind|into|through|via|
 _CLAUSE_JOIN = re.compile(r",\s+(?:but|and|while|whereas|so)\s+|;\s+|\s+(?:but|whereas)\s+", _I)
 # A phrase after the port names its service only when it is attached to it: "port 8081 is the admin UI".
 _ATTACHED_AFTER = re.compile(r"^\s*(?:is|=|:|for|->|-|\u2014)?\s*$", _I)
+# A port said with its owner's possessive: "the worker's port", "7711 is the worker's port".
+_OWNED_PORT = re.compile(r"(\w)['’]s(?=\s+ports?\b)", _I)
+# ... or named as the port's owner: "7711 is the port of the worker".
+_OWNER_AFTER = re.compile(r"^\s*(?:is|was)\s+(?:the|its)\s+ports?\s+(?:of|for)\s+$", _I)
 
 
 # "<word> port": the word says whose port it is, unless it only qualifies the port itself.
-_PORT_COMPOUND = re.compile(r"(?<![\w.-])([a-z][a-z0-9-]*)\s+ports?\b", _I)
+_PORT_COMPOUND = re.compile(r"(?<![\w.'’-])([a-z][a-z0-9-]*)\s+ports?\b", _I)
 _NOT_A_SERVICE = frozenset("new old same default different other another its their every each which what "
                            "local public internal external open free tcp udp http https host container".split())
+# A port said to be one more of something's ports ("a second port mapping for 9568"): whose it is, is not said.
+_ONE_MORE_PORT = re.compile(r"\b(?:second|third|fourth|extra|additional|another|spare)\s+ports?\b", _I)
 # A port inside an address ("http://mlflow.kelp.lab:5000", "cache-01.int:6380") belongs to that host.
 _HOST_PORT = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://)?(?P<host>[a-z][\w-]*)(?:\.[\w-]+)*:(?P<port>\d{2,5})\b[^\s`'\",)]*", _I)
 
@@ -197,15 +203,18 @@ def _port_subject(text: str, at: int) -> tuple[str, str]:
     port's part of the clause: before the port, and not the object of a place preposition.
     ("", "") when none is named."""
     blank = _PORT_NUMBER.sub(lambda m: " " * len(m.group(0)), text)
+    blank = _OWNED_PORT.sub(r"\1  ", blank)  # "the worker's port": the owner's word is the phrase ("worker")
     start = max((m.end() for m in _CLAUSE_JOIN.finditer(blank, 0, at)), default=0)
     found = [(pos, p) for pos, p in np_after_article(blank) if pos >= start]
     phrases = [p for pos, p in found if pos < at and not _PLACE_BEFORE.search(blank[start:pos])]
     if not phrases:
-        phrases = [p for pos, p in found if pos > at and _ATTACHED_AFTER.match(blank[at:pos])]
+        phrases = [p for pos, p in found if pos > at and (_ATTACHED_AFTER.match(blank[at:pos])
+                                                          or _OWNER_AFTER.match(blank[at:pos]))]
     if not phrases:
         # "game port changes to 27015": a word right before "port" names whose port it is
         compound = [m.group(1) for m in _PORT_COMPOUND.finditer(blank, start, at)
-                    if m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _NOT_A_SERVICE]
+                    if m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _NOT_A_SERVICE
+                    and not _ONE_MORE_PORT.match(m.group(0))]
         phrases = compound[-1:]
     if not phrases and not found:
         verb = re.search(r"\b(?:listens|runs|binds|is|are|serves|lives)\b", blank[start:], _I)
@@ -233,7 +242,10 @@ def _port_subject(text: str, at: int) -> tuple[str, str]:
 _CLIENT_VERB = re.compile(r"\b(?:point(?:s|ed|ing)?\b.*\b(?:at|to)|connect(?:s|ed|ing)?\s+to|talk(?:s|ed|ing)?\s+to|"
                           r"(?:hits|hitting|calls|calling)\s+(?:the\s+|our\s+)?\w|send(?:s|ing)?\b.*\bto|"
                           r"(?:forward(?:s|ed|ing)?|prox(?:ies|ied|ying)|publish(?:es|ed|ing)|replicat(?:es|ed|ing)|"
-                          r"push(?:es|ed|ing))\b.*\bto)\b", _I)  # verbs only: "relay", "proxy", "report" name things too
+                          r"push(?:es|ed|ing))\b.*\bto|"
+                          # trying a port, or clashing with what holds it: the port is another's ("to avoid clashing
+                          # with a system Postgres on 5432", "the worker is trying port 6379")
+                          r"tr(?:ies|ied|ying)\b|(?:clash|collid|conflict)(?:s|es|ed|ing)?\s+with)\b", _I)  # verbs only: "relay", "proxy", "report" name things too
 
 
 # A command's long flag that names where it sends or forwards to (--forward-to, --target, --proxy, --upstream,
@@ -294,6 +306,8 @@ def extract_port(c: Clause) -> Finding | None:
             return None
     # A clause that names a service is about that service, whatever its name; only a clause
     # naming none ("it runs on 8080") defaults to the API.
+    if not named and _ONE_MORE_PORT.search(c.text):
+        return None  # one more port of something unnamed: never the API's by default
     service = named or _service(_PORT_NUMBER.sub(" ", words))
     env = _ENVIRONMENT.search(c.text[: chosen.start()])  # named before the port: "staging Postgres ... 6543"
     if env and service and env.group(0).lower() not in service:

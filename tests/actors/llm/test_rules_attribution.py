@@ -251,6 +251,40 @@ def test_a_port_a_service_owns_is_qualified_by_what_it_is_for() -> None:
     assert [k for k, _ in ports("The staging host's admin port is 9000.")] == ["staging admin port"]  # no word twice
 
 
+
+
+def test_a_port_named_by_its_owner_in_either_order_is_the_owners() -> None:
+    """"the scheduler's port is 7311", "7311 is the scheduler's port" and "7311 is the port of the scheduler" all
+    say whose port it is; none may fall back to the default API server (a value glued to the wrong subject)."""
+    want = [("scheduler port", "The scheduler listens on port 7311.")]
+    assert ports("the scheduler's port is 7311") == want
+    assert ports("7311 is the scheduler's port") == want
+    assert ports("7311 is the port of the scheduler") == want
+    assert ports("the port for the scheduler is 7311") == want
+    # controls: a port with no owner said is still the API's, and a person's port is not the project's
+    assert ports("the port is 7311") == [("api port", "The API server listens on port 7311.")]
+    assert ports("Yusuf's port is 7311") == []
+
+
+def test_one_more_port_of_something_unnamed_is_nobodys() -> None:
+    """"Added a second port mapping for 9310" says whose port it is not: never the API server's by default (a later
+    statement of the API's own port would otherwise be superseded), and no subject "second"."""
+    assert ports("Task definition updated with a second port mapping for 9310.") == []
+    assert ports("we opened an extra port, 9310, on the box") == []
+    # controls: one more port of a named thing, and a port with no owner said
+    assert ports("the exporter gets a second port, 9310") == [("exporter port", "The exporter listens on port 9310.")]
+    assert ports("it runs on 9310") == [("api port", "The API server listens on port 9310.")]
+
+
+def test_a_port_tried_or_clashed_with_is_anothers() -> None:
+    """"the importer is trying port 6390" (a client attempting a connection) and "to avoid clashing with the host's
+    MariaDB on 3306" name ports that the subject does not listen on."""
+    assert ports("The importer is trying port 6390, which is the broker's default.") == []
+    assert ports("compose maps it to 3307 to avoid clashing with a system MariaDB on 3306") == []
+    # controls: the subject's own port, and a move made to avoid a clash
+    assert ports("the importer listens on 6390") == [("importer port", "The importer listens on port 6390.")]
+    assert ports("the importer was moved to port 6391 to avoid clashing with grafana") == \
+        [("importer port", "The importer listens on port 6391.")]
 def test_a_splice_whose_value_is_code_is_two_clauses() -> None:
     """"sqlite for local runs, db file is `var/app.db`": the second statement is read too, though its value is code."""
     got = found("sqlite for local runs, db file is `var/app.db`")
@@ -375,3 +409,4 @@ def test_a_value_said_of_someone_elses_thing_is_theirs() -> None:
     # positive controls: a possessive after the value, or not the clause's subject, keeps the project's change
     assert any("7070" in text for _, text in found("we moved the api to port 7070 at her request"))
     assert any("7884" in text for _, text in found("the .env has BROKER_PORT=7884 now"))
+

@@ -181,3 +181,27 @@ def test_what_the_readings_of_this_round_must_not_invent() -> None:
     # a hedge stays with the statement
     assert any("iirc" in b for _, b, _ in found("the lease time is 45 min iirc")) or \
         not any(b == "45 min" for _, b, _ in found("the lease time is 45 min iirc"))
+
+
+def test_a_value_named_first_as_the_place_for_something_is_read_the_other_way_round() -> None:
+    """"Valkey is the backing store for the rate limits" says what the rate limits' store is, as "the backing store for
+    the rate limits is Valkey" does; "src/seeds is the home of the fixtures" says where they live."""
+    assert ("backing store for rate limits", "tallystore", Kind.FACT) in \
+        found("TallyStore is the backing store for the rate limits")
+    assert any(b == "valkey" for _, b, _ in found("Valkey is the backing store for the rate limits"))
+    assert any(b == "src/seeds" for _, b, _ in found("src/seeds is the home of the fixtures"))
+    # controls: a judgement, a secret and an old thing named first stay unread, with or without what they are for
+    assert found("valkey is the bottleneck for the checkout") == []
+    assert found("s3cr3t-Pa55 is the password for staging") == []
+    assert found("db-3.lan is the old database for the reports") == []
+
+
+def test_an_address_whose_scheme_names_a_tool_is_the_value_itself() -> None:
+    """"exports go to gs://pond-raw" stores the exports at that address: the tool its scheme names ("gs", "s3") is
+    no choice of the project's object storage that would lose the bucket."""
+    assert found("the nightly exports go to s3://pond-raw.") == \
+        [("export storage", "s3://pond-raw", Kind.DECISION)]
+    assert found("the bucket for nightly exports is s3://pond-raw") == \
+        [("bucket for nightly exports", "s3://pond-raw", Kind.FACT)]
+    # control: the tool named on its own is the choice
+    assert found("the nightly exports are stored in S3") == [("export storage", "s3", Kind.DECISION)]
