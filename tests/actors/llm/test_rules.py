@@ -902,6 +902,10 @@ def test_storage_is_keyed_by_the_stored_thing_for_any_store(said: str, key: str,
         ("Memcached is decommissioned, we tore out the page fragments cache layer", "", "memcached"),
         ("Kafka got removed from the click events last sprint", "event storage", "kafka"),
         ("stylelint was dropped last week", "", "stylelint"),
+        ("tslint is history, we lint with the compiler now", "", "tslint"),
+        ("Vagrant got scrapped when the devcontainer landed", "", "vagrant"),
+        ("Memcached isn't part of the stack any more", "", "memcached"),
+        ("yarn isn't used anymore", "", "yarn"),
     ],
 )
 def test_removals_told_after_the_thing_are_negated(said: str, key: str, belief: str) -> None:
@@ -914,6 +918,12 @@ def test_removals_told_after_the_thing_are_negated(said: str, key: str, belief: 
 def test_a_removed_article_thing_is_not_a_dependency() -> None:
     assert [c for c in extract("the old folder was deleted") if c.negated] == []
     assert [c.belief for c in extract("stylelint was deleted") if c.negated] == ["stylelint"]
+
+
+@pytest.mark.parametrize("said", ["is tslint history?", "if yarn isn't used anymore we can drop the lockfile",
+                                  "Memcached isn't needed for the unit tests"])
+def test_a_removal_idiom_in_a_question_a_condition_or_another_teams_project_retires_nothing(said: str) -> None:
+    assert [c.belief for c in extract(said) if c.negated] == []
 
 
 @pytest.mark.parametrize(
