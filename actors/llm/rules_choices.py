@@ -361,7 +361,7 @@ _CHOICE_VERB = re.compile(
     r"we're on|(?:deploy(?:s|ed|ing|ment)?|host(?:s|ed|ing)?)\s+(?:\S+\s+){0,3}?(?:to|on|onto|at|with|via|through|by)|"
     r"stor(?:e|es|ed|ing)|replac\w*|instead of|rather than|over|"
     r"prefer\w*|in favou?r of|settled on|decided on|install\w*|via|through|now|back to|"
-    r"stays|" + _KEEPING + r")\b"
+    r"stays|(?:handled|managed|powered|driven|resolved)\s+(?:by|with|via)|" + _KEEPING + r")\b"
     r"|^[\w.-]+(?:\s[\w.-]+)?\s+for\s|^[\w.-]+(?:\s[\w.-]+)?\s+it\s+is$"
     # "deploy target: X", "hosting: X" (a label); "X hosts the api" (the verb with the tool as its subject)
     r"|\b(?:deploy\w*|host\w*)(?:\s+target)?\s*:|\b(?:hosts|deploys)\s+(?!(?:is|are|was|were|in|on|of|and|with|for)\b)\w",
@@ -480,7 +480,8 @@ _PART_SUBJECT = re.compile(
     r"^(?P<article>(?:the|our)\s+)?(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*){0,2}?)\s+"
     r"(?:uses|use|(?:is|are)\s+using|(?:is|are)\s+(?:built|managed)\s+with|runs?\s+on|rel(?:y|ies)\s+on|(?:is|are)\s+on|"
     r"(?:is|are)\s+(?:now\s+)?(?:deployed|hosted|served|run)\s+(?:to|on|from|at|by|with)|(?:deploys|builds)\s+go\s+to|"
-    r"lives?\s+on|has\s+switched|switched|moved|migrated|(?:is|are)\s+now\s+on|now\s+uses?)\b", _I)
+    r"lives?\s+on|has\s+switched|switched|moved|migrated|(?:is|are)\s+now\s+on|now\s+uses?|"
+    r"(?:is|are)\s+(?:handled|managed|powered|driven)\s+(?:by|with|via))\b", _I)
 _PART_MOVED = re.compile(rf"\b(?:switch|mov|migrat|port)\w*\s+{_PART_NP}\s+(?:over\s+)?(?:from\s+\S+\s+)?(?:to|onto)\b", _I)
 _PART_HOSTED = re.compile(rf"\b(?:host|serv)\w*\s+{_PART_NP}\s+(?:on|at|from)\b", _I)  # "we host the docs on X"
 # Nouns of a component of a project, which name a part without an article ("mobile app", "unit tests", "admin site");
@@ -498,6 +499,11 @@ _NOT_PARTS = frozenset("meantime moment end future past time times place record 
                        "everyone everybody nobody someone somebody anyone anybody people folks".split())
 
 
+# What a category of tool works on, named after a part without being a part: "the backend deps" are the backend's.
+_CATEGORY_OBJECTS = {"package manager": frozenset("deps dependencies dependency packages installs".split()),
+                     "linter": frozenset("lint linting".split())}
+
+
 def _part_of_project(text: str, chosen: re.Match[str], key: str, project: str = "") -> tuple[str, str]:
     """The part of the project a choice is for, as said and without the category's own words ("e2e tests"
     and "e2e" for a test framework; "frontend" and "frontend"), or ("", ""). The project's own name
@@ -510,10 +516,12 @@ def _part_of_project(text: str, chosen: re.Match[str], key: str, project: str = 
         if words[0] in _WHOLE or any(w in STOPWORDS | _NOT_PARTS for w in words):
             continue  # the whole project, a time ("in the meantime")
         own = [w for w in without_project_name(m.group("np").split(), project)
-               if not any(same_word(w.lower(), k) for k in key.split())]
+               if not any(same_word(w.lower(), k) for k in key.split()) and w.lower() not in _CATEGORY_OBJECTS.get(key, ())]
         if not own:
             continue  # the project's name, or the category's own words ("for the packages", "tests run on X"): no part
         said = m.group("np")
+        if words[-1] in _CATEGORY_OBJECTS.get(key, ()) and len(words) > 1:
+            said = said.rsplit(" ", 1)[0]  # "the backend deps are handled by X": the backend's package manager
         if m.re is _PART_SUBJECT and not m.group("article") and (
                 words[-1] not in _COMPONENT or (len(words) == 1 and words[0] in {"tests", "services", "apps"})):
             continue  # "Developers use pnpm", "Main still uses yarn", "Tests run on CircleCI": no part named

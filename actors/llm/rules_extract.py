@@ -1162,6 +1162,20 @@ def confirmed_requests(user: str, assistant: str) -> str:
     return _REQUEST.sub(instruction, user)
 
 
+# A request to write a statement down ("could you add a CONTRIBUTING note that X?", "please document that X", "put a
+# line in the README saying X"): the speaker asserts X; the request is only where it goes.
+_RECORD_THAT = re.compile(
+    r"^(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?(?:"
+    r"(?:add|put|write|leave|include)\s+(?:a|an|one)\s+(?:[\w.-]+\s+){0,2}?(?:note|line|comment|section|sentence|entry|paragraph)"
+    r"\b[^?]{0,50}?\b(?:that|saying)|(?:document|note down|write down)\b[^?]{0,40}?\bthat)\s+(?P<said>[^?]{8,}?)\s*[?.!]*$", _I)
+
+
+def _recorded(sentence: str) -> str:
+    """The statement a request asks to write down (``_RECORD_THAT``), else the sentence itself."""
+    m = _RECORD_THAT.match(sentence.strip())
+    return cap(m.group("said")) + "." if m else sentence
+
+
 def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candidate]:
     """Candidates stated in one turn: the user's statements, and the assistant's completed changes.
 
@@ -1188,6 +1202,8 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     said = {}
     for speaker, body in bodies.items():
         split = sentences(body, speaker == "assistant")
+        if speaker == "user":  # "could you add a note that the deps are handled by X?": the user states X
+            split = [_recorded(sentence) for sentence in split]
         stated = [sentence for sentence in statements(split_trailing_requests(split))  # never a question or request (issue 13)
                   if not MEMORY_TALK.search(sentence)]
         said[speaker] = [_findings(sentence, speaker, extractors, listed[speaker], opening=bool(split) and sentence == split[0],

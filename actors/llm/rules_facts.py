@@ -557,7 +557,17 @@ _COMPATIBLE_BEFORE = re.compile(r"\b(?:supports?|supported|support\s+for|compati
                                 r"tested\s+(?:on|with|against))\s+(?:both\s+)?$", _I)
 
 
+# A known tool and its version as a label and a value, the whole clause: "Node: 20.11", "python: 3.12.4".
+_TOOL_LABEL_VERSION = re.compile(r"^(?P<name>[A-Za-z][\w.+#-]*)\s*:\s*v?(?P<ver>\d+(?:\.\d+)+)\s*[.!]?$")
+
+
 def extract_version(c: Clause) -> Finding | None:
+    labelled = _TOOL_LABEL_VERSION.match(c.text)
+    name = _NAME_CANON.get(labelled.group("name").lower(), labelled.group("name").lower()) if labelled else ""
+    if labelled and (name in _VERSION_DISPLAY or tech_category(tech_name(name))):
+        display = _VERSION_DISPLAY.get(name, tech_display(name))
+        version = labelled.group("ver")
+        return Finding(f"{name} version", normalize_belief(version), Kind.FACT, f"The project uses {display} {version}.")
     if not _VERSION_CONTEXT.search(c.low):
         return None
     match = _VERSION_TO.search(c.text)

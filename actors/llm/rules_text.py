@@ -104,7 +104,8 @@ def _spliced(part: str) -> list[str]:
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 # A short line that states a change with an arrow and names what changed ("the API: 8081 -> 9090", "db port
 # 5432 → 6432"): few letters, yet no paste of numbers.
-_SHORT_CHANGE = re.compile(r"^\s*[A-Za-z][\w ./-]{1,40}?:?\s+\S{1,40}\s+(?:->|→|=>)\s+\S{1,40}\s*$")
+_SHORT_CHANGE = re.compile(r"^\s*[A-Za-z][\w ./-]{1,40}?:?\s+\S{1,40}\s+(?:->|→|=>)\s+\S{1,40}\s*$"
+                           r"|^\s*[A-Za-z][\w.+#-]{1,20}:?\s+v?\d+(?:\.\d+)+\s*$")  # or a name and its version: "Node: 20.11"
 # Markdown bold in prose ("pinned to **Zig 0.13**"): emphasis, not part of what is said. Measured (session 16):
 # stripping it in bulleted lines too read an assistant's setup summaries as labelled facts, a second copy
 # of each fact that moved BM25's statistics enough to drop an owner memory of the demo under the gate.

@@ -237,3 +237,32 @@ def test_a_word_of_going_wrong_inside_a_command_reports_nothing() -> None:
 ])
 def test_a_team_saying_it_is_a_tools_users_may_say_more_after_it(said: str, key: str, tool: str) -> None:
     assert (key, tool) in [(k, b) for k, b, _ in found(said)], found(said)
+
+
+@pytest.mark.parametrize("said", [
+    "could you add a note to CONTRIBUTING that the worker listens on 7301?",
+    "please document that the worker listens on 7301",
+    "can u put a line in the runbook saying the worker listens on 7301",
+])
+def test_a_request_to_write_a_statement_down_states_it(said: str) -> None:
+    assert ("worker port", "7301") in [(k, b) for k, b, _ in found(said)]
+
+
+@pytest.mark.parametrize("said", [
+    "could you check that the worker listens on 7301?",  # asks to verify: the speaker does not know
+    "could you add a TODO that the worker should listen on 7301?",  # a plan written down
+    "can you add a comment that this is a hack?",  # nothing about the project's settings
+])
+def test_a_request_to_check_or_to_plan_states_nothing(said: str) -> None:
+    assert not [k for k, b, _ in found(said) if b == "7301" or k]
+
+
+@pytest.mark.parametrize(("said", "key", "version"), [("Node: 22.4", "node version", "22.4"),
+                                                       ("python: 3.13.1", "python version", "3.13.1")])
+def test_a_runtime_and_its_version_typed_as_a_label_is_its_version(said: str, key: str, version: str) -> None:
+    assert (key, version) in [(k, b) for k, b, _ in found(said)]
+
+
+@pytest.mark.parametrize("said", ["Build: 2.3.1", "Step 2.1", "3.13.1"])
+def test_a_label_that_names_no_runtime_is_no_version_of_one(said: str) -> None:
+    assert [k for k, _, _ in found(said) if k.endswith("version")] == []
