@@ -363,6 +363,8 @@ _CHOICE_VERB = re.compile(
     r"prefer\w*|in favou?r of|settled on|decided on|install\w*|via|through|now|back to|"
     r"stays|(?:handled|managed|powered|driven|resolved)\s+(?:by|with|via)|" + _KEEPING + r")\b"
     r"|^[\w.-]+(?:\s[\w.-]+)?\s+for\s|^[\w.-]+(?:\s[\w.-]+)?\s+it\s+is$"
+    # "for the backend it's poetry": a part, then what it is on
+    r"|^for\s+(?:the|our)\s+[\w\s.-]{1,30}?,?\s+it(?:'s|’s|\s+is)\s"
     # "deploy target: X", "hosting: X" (a label); "X hosts the api" (the verb with the tool as its subject)
     r"|\b(?:deploy\w*|host\w*)(?:\s+target)?\s*:|\b(?:hosts|deploys)\s+(?!(?:is|are|was|were|in|on|of|and|with|for)\b)\w",
     _I,
@@ -473,7 +475,7 @@ def extract_choice(c: Clause) -> Finding | None:
 # ("for the frontend we use X"), the clause's subject ("the web app uses X"), or what is moved ("we
 # switched the frontend to X"). A noun phrase after "the" or "our", of one to three words.
 _PART_NP = r"(?:the|our)\s+(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*){0,2}?)"
-_PART_AFTER = re.compile(rf"\b(?:for|in)\s+{_PART_NP}\s*(?=$|[,.;]|\s+(?:we|i|you|they|and)\b)", _I)
+_PART_AFTER = re.compile(rf"\b(?:for|in)\s+{_PART_NP}\s*(?=$|[,.;]|\s+(?:we|i|you|they|and|it(?:'s|’s|\s+is))\b)", _I)
 # The clause's subject before a verb of using, running or hosting ("the billing console is hosted on X"); without
 # an article only a phrase that ends in a noun of a component ("unit tests use X", ``_COMPONENT``).
 _PART_SUBJECT = re.compile(

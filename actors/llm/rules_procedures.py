@@ -194,6 +194,10 @@ _SUBCOMMAND = re.compile(r"^[\w.-]+\s+(?:run|exec)\s+\S", _I)
 _CODE_SHAPED = re.compile(r",\s|[(){};]|=>|\s:\w|^[A-Z]|^\w+\.\w+\s")
 
 
+# A verb of running right before a command in backticks: "run `behave`", "type `tox` to ...".
+_RUN_BEFORE = re.compile(r"(?:^|\b(?:just|then|please|pls|always|you|we|to))\s*(?:run|type|execute|invoke)\s+$|^(?:run|type|execute|invoke)\s+$", _I)
+
+
 def _named_as_command(command: str, around: str) -> bool:
     """A backticked line that starts with no known executable is a command only when the words
     around it (not its own words: `use Foo` is code) call it one, and it is shaped like a shell line."""
@@ -235,8 +239,9 @@ def extract_command(c: Clause) -> Finding | None:
             continue  # "`just sync` instead of `make deps`", "(was `make t`)": the command replaced
         if command[:1].isdigit() or (" " not in command and _THING_BEFORE.search(c.text[: span.start()])):
             continue  # "a timestamp (`2024-01-09 06:30:00`)", "the `python` from `.tool-versions`": a value or a thing named
-        if not (STARTS_EXE.match(command) or _named_as_command(command, c.text[: span.start()] + c.text[span.end() :])):
-            continue
+        if not (STARTS_EXE.match(command) or _named_as_command(command, c.text[: span.start()] + c.text[span.end() :])
+                or (re.fullmatch(r"[a-z][\w.:-]*", command) and _RUN_BEFORE.search(lead))):
+            continue  # a word of code is a command when a verb of running it comes right before: "run `behave`"
         # The purpose stated just before this command ("lint with `...`"), else the command's
         # own words (`pnpm build`), else the words after it ("`...` for tests").
         lead_p, own_p = purposes_in(lead), purposes_in(command, command=True)

@@ -1667,3 +1667,14 @@ def test_a_time_or_code_after_plain_words_is_no_named_setting(said: str) -> None
 def test_just_before_a_value_is_no_part_of_it() -> None:
     c = only("the preview env is just preview-7.example.dev")
     assert c.belief == "preview-7.example.dev"
+
+
+@pytest.mark.parametrize("said", ["run `gauntlet` for the smoke tests", "type `gauntlet` to execute the smoke tests"])
+def test_a_one_word_command_in_backticks_after_a_verb_of_running_is_the_tasks(said: str) -> None:
+    found = [c for c in extract(said) if c.key.endswith("command")]
+    assert [(c.key, c.belief) for c in found] == [("smoke test command", "gauntlet")]
+
+
+@pytest.mark.parametrize("said", ["the `gauntlet` runner is slow for the smoke tests", "run `Gauntlet()` for the smoke tests"])
+def test_a_word_of_code_not_run_is_no_command(said: str) -> None:
+    assert [c for c in extract(said) if c.key.endswith("command")] == []

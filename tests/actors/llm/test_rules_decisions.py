@@ -234,3 +234,8 @@ def test_who_looks_after_a_thing_or_was_handed_it_owns_it(said: str, who: str) -
 def test_a_task_given_or_a_thing_returned_owns_nothing(said: str) -> None:
     assert not [k for k, _, _ in found(said) if k.endswith("owner")]
 
+
+def test_a_part_fronted_before_it_is_names_what_the_part_is_on() -> None:
+    """"for the api it's uv" is "the api uses uv"; "for the record it's fine" names no part and no tool."""
+    assert ("api package manager", "uv") in [(k, b) for k, b, _ in found("for the api it's uv, don't commit other lockfiles")]
+    assert found("for the record it's fine") == []
