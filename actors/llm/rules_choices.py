@@ -361,7 +361,7 @@ _CHOICE_VERB = re.compile(
     r"we're on|(?:deploy(?:s|ed|ing|ment)?|host(?:s|ed|ing)?)\s+(?:\S+\s+){0,3}?(?:to|on|onto|at|with|via|through|by)|"
     r"stor(?:e|es|ed|ing)|replac\w*|instead of|rather than|over|"
     r"prefer\w*|in favou?r of|settled on|decided on|install\w*|via|through|now|back to|"
-    r"stays|(?:handled|managed|powered|driven|resolved)\s+(?:by|with|via)|" + _KEEPING + r")\b"
+    r"stays|" + _KEEPING + r")\b"
     r"|^[\w.-]+(?:\s[\w.-]+)?\s+for\s|^[\w.-]+(?:\s[\w.-]+)?\s+it\s+is$"
     # "for the backend it's poetry": a part, then what it is on
     r"|^for\s+(?:the|our)\s+[\w\s.-]{1,30}?,?\s+it(?:'s|’s|\s+is)\s"
@@ -482,8 +482,7 @@ _PART_SUBJECT = re.compile(
     r"^(?P<article>(?:the|our)\s+)?(?P<np>[A-Za-z][\w.+#-]*(?:\s+[A-Za-z][\w.+#-]*){0,2}?)\s+"
     r"(?:uses|use|(?:is|are)\s+using|(?:is|are)\s+(?:built|managed)\s+with|runs?\s+on|rel(?:y|ies)\s+on|(?:is|are)\s+on|"
     r"(?:is|are)\s+(?:now\s+)?(?:deployed|hosted|served|run)\s+(?:to|on|from|at|by|with)|(?:deploys|builds)\s+go\s+to|"
-    r"lives?\s+on|has\s+switched|switched|moved|migrated|(?:is|are)\s+now\s+on|now\s+uses?|"
-    r"(?:is|are)\s+(?:handled|managed|powered|driven)\s+(?:by|with|via))\b", _I)
+    r"lives?\s+on|has\s+switched|switched|moved|migrated|(?:is|are)\s+now\s+on|now\s+uses?)\b", _I)
 _PART_MOVED = re.compile(rf"\b(?:switch|mov|migrat|port)\w*\s+{_PART_NP}\s+(?:over\s+)?(?:from\s+\S+\s+)?(?:to|onto)\b", _I)
 _PART_HOSTED = re.compile(rf"\b(?:host|serv)\w*\s+{_PART_NP}\s+(?:on|at|from)\b", _I)  # "we host the docs on X"
 # Nouns of a component of a project, which name a part without an article ("mobile app", "unit tests", "admin site");

@@ -405,13 +405,8 @@ _PERSON_ENDING = (r"(?P<who>@[\w-]+|[A-Z][a-zA-Z'-]+(?:\s[A-Z][a-zA-Z'-]+)?(?![\
                   r"after|and|who|but)\b))")
 _OWNER_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(_PERSON_ANY + r"\s+(?:now\s+)?(?:owns|is responsible for|is in charge of|maintains|is the owner of|"
-               r"is the maintainer of|leads|takes care of|looks after|took over|has taken over|takes over|inherited|"
+               r"is the maintainer of|leads|takes care of|took over|has taken over|takes over|inherited|"
                r"reviews everything in|signs off on)\s+(?P<what>.+)$"),
-    # A thing handed on to someone: "Ines handed the exporter over to Kofi", "the exporter was reassigned to Kofi"
-    re.compile(r"\bhand(?:ed|s)?\s+(?:over\s+|off\s+)?(?P<what>(?:the|our)\s+[\w][\w\s./-]{1,40}?)\s+(?:over\s+|off\s+)?to\s+"
-               + _PERSON_ENDING),
-    re.compile(r"^(?P<what>(?:the\s+|our\s+)?[\w][\w\s./-]{1,40}?)\s+(?:was|were|has been|have been|got|is|are)\s+(?:now\s+)?"
-               r"(?:reassigned|handed\s+(?:over|off)|transferred)\s+to\s+" + _PERSON_ENDING),
     # "Ana is our billing person", "Tomas is the go-to for the CI runners": the area someone is the person for
     re.compile(_PERSON_ANY + r"\s+is\s+(?:now\s+)?(?:our|the)\s+(?!(?:main|best|right|only|new|old|first|usual|"
                r"go-to|tech|team|other|same|default|primary|contact)\b)(?P<what>[\w][\w\s./-]{1,30}?)\s+"
