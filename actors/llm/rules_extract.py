@@ -875,8 +875,8 @@ _LEAD_THING = re.compile(r"\b(?:the|our)\s+(?!(?:same|other|new|old|whole)\b)(?P
 # A value named first and then identified: "mq-2.lan is the nightly broker", "release-x is our base branch",
 # "add mq-2.lan to your hosts file, that's the nightly broker". The value is one word: a shape (a host, a path,
 # a number, code) or a name, or after a comma the last value by its shape before it; the thing after "the" or "our"
-# is a noun phrase of one to four words ending the clause, or such a phrase and what it is for or of ("KeyDB is the
-# backing store for user sessions").
+# is a noun phrase of one to four words ending the clause, or such a phrase and what it is for or of ("Valkey is the
+# backing store for the rate limits").
 _IS_THE = re.compile(r"^(?P<v>`[^`]+`|[\w][\w.:/@+-]*)\s+is\s+(?:the|our)\s+(?P<np>(?P<head>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
                      r"(?:\s+(?:for|of)\s+(?:the\s+|our\s+|all\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})?)\s*[.!]?$", _I)
 _THATS_THE = re.compile(r",\s+(?:that's|that\s+is|which\s+is)\s+"
@@ -1202,7 +1202,7 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     said = {}
     for speaker, body in bodies.items():
         split = sentences(body, speaker == "assistant")
-        if speaker == "user":  # "could you add a note that the deps are handled by X?": the user states X
+        if speaker == "user":  # "could you add a note that the worker listens on 7301?": the user states it
             split = [_recorded(sentence) for sentence in split]
         stated = [sentence for sentence in statements(split_trailing_requests(split))  # never a question or request (issue 13)
                   if not MEMORY_TALK.search(sentence)]

@@ -159,7 +159,7 @@ _OWNER_AFTER = re.compile(r"^\s*(?:is|was)\s+(?:the|its)\s+ports?\s+(?:of|for)\s
 _PORT_COMPOUND = re.compile(r"(?<![\w.'’-])([a-z][a-z0-9-]*)\s+ports?\b", _I)
 _NOT_A_SERVICE = frozenset("new old same default different other another its their every each which what "
                            "local public internal external open free tcp udp http https host container".split())
-# A port said to be one more of something's ports ("a second port mapping for 9568"): whose it is, is not said.
+# A port said to be one more of something's ports ("an extra port mapping for 9310"): whose it is, is not said.
 _ONE_MORE_PORT = re.compile(r"\b(?:second|third|fourth|extra|additional|another|spare)\s+ports?\b", _I)
 # A port inside an address ("http://mlflow.kelp.lab:5000", "cache-01.int:6380") belongs to that host.
 _HOST_PORT = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://)?(?P<host>[a-z][\w-]*)(?:\.[\w-]+)*:(?P<port>\d{2,5})\b[^\s`'\",)]*", _I)
@@ -244,7 +244,7 @@ _CLIENT_VERB = re.compile(r"\b(?:point(?:s|ed|ing)?\b.*\b(?:at|to)|connect(?:s|e
                           r"(?:forward(?:s|ed|ing)?|prox(?:ies|ied|ying)|publish(?:es|ed|ing)|replicat(?:es|ed|ing)|"
                           r"push(?:es|ed|ing))\b.*\bto|"
                           # trying a port, or clashing with what holds it: the port is another's ("to avoid clashing
-                          # with a system Postgres on 5432", "the worker is trying port 6379")
+                          # with the host's MariaDB on 3306", "the importer is trying port 6390")
                           r"tr(?:ies|ied|ying)\b|(?:clash|collid|conflict)(?:s|es|ed|ing)?\s+with)\b", _I)  # verbs only: "relay", "proxy", "report" name things too
 
 
