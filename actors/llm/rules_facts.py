@@ -725,7 +725,9 @@ _RAISED = re.compile(r"^(?:(?:i|we)(?:'ve| have)?\s+)?(?:bump|bumped|raise|raise
 _SETTING_CHANGE = re.compile(r"\b(?:switch|switched|change|changed|set)\b", _I)
 # A progressive verb or a passing state after "is" tells what happens, not what something is.
 _EVENT = re.compile(r"^(?:still\s+|again\s+|kinda\s+|really\s+)?[a-z]+ing\b|"
-                    r"^(?:down|broken|flaky|slow|red|green|stuck|late|back|gone|weird|annoying|off|on fire)\b", _I)
+                    r"^(?:down|broken|flaky|slow|red|green|stuck|late|back|gone|weird|annoying|off|on fire|"
+                    # a thing said to be gone states no value of it ("the nightly cron is dead")
+                    r"dead|history|toast|obsolete|deprecated|removed|retired|scrapped|decommissioned)\b", _I)
 _ATTRIBUTE_HEADS = frozenset(
     "port version host hostname url domain endpoint command branch directory dir folder path name id "
     "provider tool manager framework library database db region timeout limit owner deadline key "

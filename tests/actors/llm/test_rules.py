@@ -1678,3 +1678,10 @@ def test_a_one_word_command_in_backticks_after_a_verb_of_running_is_the_tasks(sa
 @pytest.mark.parametrize("said", ["the `gauntlet` runner is slow for the smoke tests", "run `Gauntlet()` for the smoke tests"])
 def test_a_word_of_code_not_run_is_no_command(said: str) -> None:
     assert [c for c in extract(said) if c.key.endswith("command")] == []
+
+
+@pytest.mark.parametrize("said", ["the weekly export job is dead", "the old sync script is history now"])
+def test_a_thing_said_to_be_gone_is_no_setting_with_that_word_as_its_value(said: str) -> None:
+    assert not [c for c in extract(said) if not c.negated and c.belief in {"dead", "history"}]
+    # control: a setting's plain value after the same copula
+    assert [c.belief for c in extract("the weekly export format is parquet")] == ["parquet"]
