@@ -522,7 +522,7 @@ def _part_of_project(text: str, chosen: re.Match[str], key: str, project: str = 
             continue  # the project's name, or the category's own words ("for the packages", "tests run on X"): no part
         said = m.group("np")
         if words[-1] in _CATEGORY_OBJECTS.get(key, ()) and len(words) > 1:
-            said = said.rsplit(" ", 1)[0]  # "the backend deps are handled by X": the backend's package manager
+            said = said.rsplit(" ", 1)[0]  # "the backend deps use X": the backend's package manager
         if m.re is _PART_SUBJECT and not m.group("article") and (
                 words[-1] not in _COMPONENT or (len(words) == 1 and words[0] in {"tests", "services", "apps"})):
             continue  # "Developers use pnpm", "Main still uses yarn", "Tests run on CircleCI": no part named

@@ -195,7 +195,7 @@ _CODE_SHAPED = re.compile(r",\s|[(){};]|=>|\s:\w|^[A-Z]|^\w+\.\w+\s")
 
 
 # A verb of running right before a command in backticks: "run `behave`", "type `tox` to ...".
-_RUN_BEFORE = re.compile(r"(?:^|\b(?:just|then|please|pls|always|you|we|to))\s*(?:run|type|execute|invoke)\s+$|^(?:run|type|execute|invoke)\s+$", _I)
+_RUN_BEFORE = re.compile(r"(?:^|\b(?:just|then|please|pls|always|you|we|to)\s+)(?:run|type|execute|invoke)\s+$", _I)
 
 
 def _named_as_command(command: str, around: str) -> bool:
