@@ -57,7 +57,7 @@ _NEGATION_AFTER = re.compile(
     r"\s+(?:is|are|was|were|has been|have been|got|just got)\s+(?:now\s+)?(?:completely\s+|fully\s+)?"
     r"(?:gone|removed|dropped|deprecated|decommissioned|retired|ripped out|uninstalled|deleted|dead|phased out|"
     r"history|scrapped|axed|binned|ditched|dumped|abandoned|killed|sunset)\b"
-    # "X isn't part of the setup anymore", "X isn't used any more": a denial that holds from now on
+    # "the old proxy isn't part of the build any more", "X isn't used any more": a denial that holds from now on
     r"|\s+(?:is|are)(?:n't|\s+not)\s+(?:used|needed|part\s+of\b[^.;,]{0,40}?)\s+any\s?more\b"
     r"|\s+(?:is|are)\s+no\s+longer\s+(?:used|needed|part\s+of)\b",
     _I,

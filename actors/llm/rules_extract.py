@@ -876,7 +876,7 @@ _LEAD_THING = re.compile(r"\b(?:the|our)\s+(?!(?:same|other|new|old|whole)\b)(?P
 # "add mq-2.lan to your hosts file, that's the nightly broker". The value is one word: a shape (a host, a path,
 # a number, code) or a name, or after a comma the last value by its shape before it; the thing after "the" or "our"
 # is a noun phrase of one to four words ending the clause, or such a phrase and what it is for or of ("Valkey is the
-# backing store for the rate limits").
+# primary store for the rate limits").
 _IS_THE = re.compile(r"^(?P<v>`[^`]+`|[\w][\w.:/@+-]*)\s+is\s+(?:the|our)\s+(?P<np>(?P<head>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
                      r"(?:\s+(?:for|of)\s+(?:the\s+|our\s+|all\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})?)\s*[.!]?$", _I)
 _THATS_THE = re.compile(r",\s+(?:that's|that\s+is|which\s+is)\s+"
@@ -1162,8 +1162,8 @@ def confirmed_requests(user: str, assistant: str) -> str:
     return _REQUEST.sub(instruction, user)
 
 
-# A request to write a statement down ("could you add a CONTRIBUTING note that X?", "please document that X", "put a
-# line in the README saying X"): the speaker asserts X; the request is only where it goes.
+# A request to write a statement down ("can you put a line in the runbook that X?", "please document that X", "leave a
+# comment in the config saying X"): the speaker asserts X; the request is only where it goes.
 _RECORD_THAT = re.compile(
     r"^(?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+|pls\s+)?(?:"
     r"(?:add|put|write|leave|include)\s+(?:a|an|one)\s+(?:[\w.-]+\s+){0,2}?(?:note|line|comment|section|sentence|entry|paragraph)"

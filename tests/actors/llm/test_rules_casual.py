@@ -240,7 +240,7 @@ def test_a_team_saying_it_is_a_tools_users_may_say_more_after_it(said: str, key:
 
 
 @pytest.mark.parametrize("said", [
-    "could you add a note to CONTRIBUTING that the worker listens on 7301?",
+    "can you put a line in the runbook that the worker listens on 7301?",
     "please document that the worker listens on 7301",
     "can u put a line in the runbook saying the worker listens on 7301",
 ])

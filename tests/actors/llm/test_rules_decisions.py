@@ -184,11 +184,11 @@ def test_what_the_readings_of_this_round_must_not_invent() -> None:
 
 
 def test_a_value_named_first_as_the_place_for_something_is_read_the_other_way_round() -> None:
-    """"Valkey is the backing store for the rate limits" says what the rate limits' store is, as "the backing store for
+    """"Valkey is the primary store for the rate limits" says what the rate limits' store is, as "the primary store for
     the rate limits is Valkey" does; "src/seeds is the home of the fixtures" says where they live."""
-    assert ("backing store for rate limits", "tallystore", Kind.FACT) in \
-        found("TallyStore is the backing store for the rate limits")
-    assert any(b == "valkey" for _, b, _ in found("Valkey is the backing store for the rate limits"))
+    assert ("primary store for rate limits", "tallystore", Kind.FACT) in \
+        found("TallyStore is the primary store for the rate limits")
+    assert any(b == "valkey" for _, b, _ in found("Valkey is the primary store for the rate limits"))
     assert any(b == "src/seeds" for _, b, _ in found("src/seeds is the home of the fixtures"))
     # controls: a judgement, a secret and an old thing named first stay unread, with or without what they are for
     assert found("valkey is the bottleneck for the checkout") == []
