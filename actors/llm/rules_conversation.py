@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
-from actors.llm.rules_text import MEMORY_TALK, strip_memory_blocks
+from actors.llm.rules_text import MEMORY_TALK, strip_memory_blocks, third_person
 from engine.keys import normalize_belief, normalize_key
 from engine.models import Candidate, Kind, Origin, Unit
 
@@ -92,37 +92,13 @@ _CONTRACTIONS = (
 _CONTRACTION_PATTERNS = tuple((re.compile(p, 0 if p.startswith(r"\bI") else _I), r) for p, r in _CONTRACTIONS)
 _I_VERB = re.compile(r"\bI\s+(?P<adv>(?:(?:really|also|just|still|always|never|often|usually|sometimes|totally|"
                      r"actually|even|only|truly|absolutely|definitely|recently|finally)\s+)*)(?P<v>[a-z]+)\b")
-# Words after "I" that are not present-tense verbs needing an -s.
-_NO_S = frozenset(
-    "can could will would should shall may might must did was had got went saw made took felt found thought "
-    "bought came ran met left gave told said knew began wrote read ate drove won lost kept sent spent built "
-    "heard held brought taught caught sold chose grew drew flew wore put set let hit cut quit became sang "
-    "swam fell forgot hung led paid rode rose sat slept spoke stood stole threw understood woke used "
-    "tried started finished and or but am is are".split()
-)
-
-
-def _third_person(verb: str) -> str:
-    if verb in _NO_S or verb.endswith("ed"):
-        return verb
-    if verb == "have":
-        return "has"
-    if verb == "do":
-        return "does"
-    if verb == "go":
-        return "goes"
-    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
-        return verb + "es"
-    if re.search(r"[^aeiou]y$", verb):
-        return verb[:-1] + "ies"
-    return verb + "s"
 
 
 def _substitute(text: str, name: str) -> str:
     """First person -> the speaker's name: "I love my kids" -> "Caroline loves Caroline's kids"."""
     for pattern, repl in _CONTRACTION_PATTERNS:
         text = pattern.sub(repl.replace("{n}", name), text)
-    text = _I_VERB.sub(lambda m: f"{name} {m.group('adv')}{_third_person(m.group('v'))}", text)
+    text = _I_VERB.sub(lambda m: f"{name} {m.group('adv')}{third_person(m.group('v'))}", text)
     return re.sub(r"\bI\b", name, text)
 
 

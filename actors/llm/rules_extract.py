@@ -71,6 +71,7 @@ from actors.llm.rules_procedures import (
     extract_owner,
 )
 from actors.llm.rules_text import (
+    third_person,
     HISTORICAL,
     ASKS_FIRST,
     CHANGE,
@@ -764,8 +765,8 @@ def _denied(value: str, clause: str) -> bool:
 # A change in shorthand: "cache port 6379 -> 6380", "bumped deno 1.44 → 1.46", "sdk -> v4.2.0". One arrow outside code,
 # a value right after it; what stands before it is the old value, the subject, or both.
 _UNIT = r"\s?(?i:ms|s|secs?|mins?|h|hrs?|d|days?|[kmgt]i?b|kg|g|mg|km|cm|mm|m|mv|ma|v|a|kw|w|[kmg]?hz|%|px|rpm)(?![\w.])"
-_ARROW = re.compile(rf"^(?P<left>[^`]*?)(?P<old>(?<![\w.])\d+(?:[.,]\d+)*{_UNIT}|[\w.:/@+-]*\w)(?:\s+(?:->|=>)\s+|\s*→\s*)"
-                    rf"(?P<new>`[^`\s]+`|\d+(?:[.,]\d+)*{_UNIT}|[\w.:/@+-]*\w)"
+_ARROW = re.compile(rf"^(?P<left>[^`]*?)(?P<old>`[^`]+`|(?<![\w.])\d+(?:[.,]\d+)*{_UNIT}|[\w.:/@+-]*\w)(?:\s+(?:->|=>)\s+|\s*→\s*)"
+                    rf"(?P<new>`[^`]+`|\d+(?:[.,]\d+)*{_UNIT}|[\w.:/@+-]*\w)"
                     r"(?P<rest>(?:[\s,;.)(].*)?)$", re.S)
 _ARROWS = re.compile(r"->|→|=>")
 _VERSION_LIKE = re.compile(r"v?\d+\.\d+", _I)
@@ -808,7 +809,8 @@ def arrow_change(text: str) -> tuple[str, ...]:
     digits = bool(re.search(r"\d", new))
     # The word before the arrow is the old value when it has the new value's shape (both with digits) or is a tool
     # by name ("cache backend memcached -> dragonfly"); a plain word is the subject's last ("user sessions -> X").
-    is_old = (digits and bool(re.search(r"\d", old))) or (bool(subject) and not digits and bool(TECH_PATTERN.fullmatch(old)))
+    is_old = (digits and bool(re.search(r"\d", old))) or (bool(subject) and not digits and bool(TECH_PATTERN.fullmatch(old))) \
+        or (old.startswith("`") and new.startswith("`"))  # two spans of code: one line of code replaced by another
     if not is_old:
         if not digits and (subject or TECH_PATTERN.fullmatch(old) or not (TECH_PATTERN.fullmatch(new) or new.startswith("`"))):
             return (text,)  # "jest -> vitest" (a swap the readings know), "user sessions -> X": no subject said whole
@@ -825,6 +827,56 @@ def arrow_change(text: str) -> tuple[str, ...]:
     said = f"{before}{' ' if before else ''}{change}"
     remark = re.match(r"\s*,\s*(?P<r>\S.*)$", rest, re.S)  # "..., less ops work": a clause of its own
     return (said, remark.group("r")) if remark else (said + rest,)
+
+
+# A value that opens with a word of negation is no value: what follows it is denied.
+_NEGATION_WORD = re.compile(r"(?:no longer|not|no|never|none|nothing)(?:$|\s)", _I)
+
+
+# A correction in two clauses: what no longer holds, then the value that does, pointed back to by "it"
+# ("the worker isn't on 7001 any more, it's 7002"; "the registry is no longer quay.io; it is ghcr.io now";
+# "deploys don't go through Jenkins anymore, it's Buildkite"). The second clause alone names no subject.
+_NO_LONGER = re.compile(
+    r"^(?P<subject>\S.*?)\s+(?:(?P<copula>is|are)(?:n['’]?t|\s+not|\s+no\s+longer)|(?:do|does)(?:n['’]?t|\s+not)\s+(?P<verb>[a-z]+)|"
+    r"no\s+longer\s+(?P<inflected>[a-z]+))\s+(?P<prep>(?:on|at|in|into|to|through|via|under|with|behind)\s+)?"
+    r"(?P<old>`[^`]+`|[^\s,;]+)(?:\s+(?:any\s*more|now|these\s+days))?\s*$", _I)
+_IT_NOW = re.compile(r"^(?:but\s+|now\s+)?it(?:['’]?s|\s+is)\s+(?:now\s+)?(?P<prep>(?:on|at|in|into|to|through|via|under|with|behind)\s+)?"
+                    r"(?P<new>`[^`]+`|[^\s,;]+?)(?:\s+(?:now|instead|these\s+days))?\s*[.!]?$", _I)
+
+
+def corrected(parts: list[str]) -> list[str]:
+    """Clauses with a correction (``_NO_LONGER`` then ``_IT_NOW``, in one clause or two) written as one statement
+    of what holds, the old value named as replaced: "the worker now listens on 7002 instead of 7001". The new
+    value must have a value's form and differ from the old one ("it's fine", "it's still 7001": no correction)."""
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        pair = None
+        if i + 1 < len(parts):
+            pair = (parts[i], parts[i + 1])
+        splice = re.match(r"^(?P<a>.+?)\s*[,—–]\s*(?P<b>(?:but\s+|now\s+)?it(?:['’]?s|\s+is)\s.+)$", parts[i], _I)
+        for a, b, used in (((splice.group("a"), splice.group("b"), 1),) if splice else ()) + (((*pair, 2),) if pair else ()):
+            gone, now = _NO_LONGER.match(a.strip()), _IT_NOW.match(b.strip())
+            if gone is None or now is None:
+                continue
+            old, new = gone.group("old"), now.group("new")
+            if old.strip("`").lower() == new.strip("`").lower() or not _VALUE_SHAPE.search(f" {new}") \
+                    or new.lower() in STOPWORDS:
+                continue
+            prep = now.group("prep") or gone.group("prep") or ""
+            if gone.group("copula"):
+                said = f"{gone.group('subject')} {gone.group('copula')} now {prep}{new} instead of {old}"
+            else:
+                verb = gone.group("inflected") or (
+                    third_person(gone.group("verb")) if "does" in gone.group(0).lower() else gone.group("verb"))
+                said = f"{gone.group('subject')} now {verb} {prep}{new} instead of {old}"
+            out.append(said)
+            i += used
+            break
+        else:
+            out.append(parts[i])
+            i += 1
+    return out
 
 
 # A decision announced before what was decided: "we decided: ...", "decision from the call: ...",
@@ -938,7 +990,7 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
     opened = decision = False
     out: list[Finding] = []
     label = _LABELLED.match(sentence) if in_list and speaker == "assistant" else None
-    said_parts = [q for p in clauses(sentence) for q in (arrow_change(p) if speaker == "user" else (p,))]
+    said_parts = [q for p in corrected(clauses(sentence)) for q in (arrow_change(p) if speaker == "user" else (p,))]
     for n, said in enumerate(said_parts):
         labelled = label is not None and n > 0 and not _LABELLED.match(said)
         # "| Hosting | Render; previews deploy with `render preview` |": each clause of a labelled line is read under its
@@ -1005,6 +1057,17 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                     continue  # "Dana's ledger proxy listens on X", "X runs on her laptop": another person's setup
                 if not finding.negated and finding.belief and _denied(finding.belief, part):
                     continue  # "the cache box does not answer on 7311": the clause denies the value it names
+                if not finding.negated and _NEGATION_WORD.match(finding.belief) and len(finding.belief.split()) <= 4:
+                    # "the queue is no longer X", "the base branch is not Y": a denial read as the value; a distinctive
+                    # value denied (a shape or a known tool) no longer holds, as "no longer" says
+                    denied = _NEGATION_WORD.sub("", finding.belief, count=1).strip()
+                    said_so = re.search(re.escape(denied), part, _I) if denied else None
+                    denied = said_so.group(0) if said_so else denied  # as the clause writes it
+                    if denied and (re.search(r"[\d./:_@-]", denied) or tech_category(tech_name(denied))) \
+                            and re.match(r"no longer\s", finding.belief, _I):
+                        out.append(Finding("", "", Kind.FACT, "", retires=(denied,)))
+                        break
+                    continue
                 if not finding.key and not finding.belief and not finding.negated and _their_habit("", part):
                     continue  # "my coworker always runs the tests with --bail": their habit, no rule of ours
                 if clause.changed and finding.kind is Kind.FACT:

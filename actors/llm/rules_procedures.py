@@ -206,7 +206,7 @@ def _named_as_command(command: str, around: str) -> bool:
 
 
 # Words before a command that say it is the one replaced (``rules_clause.EXCLUDED_BEFORE``, for commands).
-_REPLACED_BEFORE = re.compile(r"(?:\binstead of|\brather than|\(was|\bwas|\bused to be|\bno longer|\breplac\w*|"
+_REPLACED_BEFORE = re.compile(r"(?:\bfrom|\binstead of|\brather than|\(was|\bwas|\bused to be|\bno longer|\breplac\w*|"
                               r"\bswap(?:ped)?|\btrade(?:d)?|\bditch(?:ed)?|"  # "swap `a` for `b`": `a` is what goes
                               r"\bnot|\b(?:the\s+)?(?:old|previous|former))\s+$", _I)
 
@@ -234,9 +234,11 @@ def extract_command(c: Clause) -> Finding | None:
         if _NOT_A_SHELL_LINE.search(command):
             continue  # a fragment quoted from a file: the next span may be the command, with the same lead
         lead = c.text[previous_end : span.start()]
-        previous_end = span.end()
         if _REPLACED_BEFORE.search(c.text[: span.start()]):
-            continue  # "`just sync` instead of `make deps`", "(was `make t`)": the command replaced
+            # "`just sync` instead of `make deps`", "(was `make t`)": the command replaced; what the clause said
+            # before it still tells the purpose of the one that replaces it ("the lint command from `a` to `b`")
+            continue
+        previous_end = span.end()
         if command[:1].isdigit() or (" " not in command and _THING_BEFORE.search(c.text[: span.start()])):
             continue  # "a timestamp (`2024-01-09 06:30:00`)", "the `python` from `.tool-versions`": a value or a thing named
         if not (STARTS_EXE.match(command) or _named_as_command(command, c.text[: span.start()] + c.text[span.end() :])

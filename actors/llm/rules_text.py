@@ -733,3 +733,30 @@ def is_statement(text: str, changed: bool) -> bool:
 
 def assistant_ok(text: str) -> bool:
     return not (_ASSISTANT_SKIP.match(text) or _ASSISTANT_ECHO.search(text))
+
+
+# Words that are no present-tense verb needing an -s after a singular subject (modals, past forms, function words).
+_NO_S = frozenset(
+    "can could will would should shall may might must did was had got went saw made took felt found thought "
+    "bought came ran met left gave told said knew began wrote read ate drove won lost kept sent spent built "
+    "heard held brought taught caught sold chose grew drew flew wore put set let hit cut quit became sang "
+    "swam fell forgot hung led paid rode rose sat slept spoke stood stole threw understood woke used "
+    "tried started finished and or but am is are".split()
+)
+
+
+def third_person(verb: str) -> str:
+    """The verb's form after a singular subject ("listen" -> "listens", "go" -> "goes"; a past form unchanged)."""
+    if verb in _NO_S or verb.endswith("ed"):
+        return verb
+    if verb == "have":
+        return "has"
+    if verb == "do":
+        return "does"
+    if verb == "go":
+        return "goes"
+    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", verb):
+        return verb[:-1] + "ies"
+    return verb + "s"

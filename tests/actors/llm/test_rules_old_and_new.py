@@ -1,0 +1,115 @@
+"""A clause that names an old value beside the new one must never store the old one as current (session 33).
+
+Three readings stored the value a sentence said was replaced or denied: a command after "from" in
+"changed X from `a` to `b`", the left side of an arrow between two spans of code, and a denial read as the
+value of a copula ("the queue is no longer X" stored X's denial as the queue). A correction said in two clauses
+("X isn't on A any more, it's B") named no subject in its second clause and was lost.
+
+Wording written for these tests; none of it comes from an evaluation history.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.llm.rules import RulesClient
+from actors.llm.rules_extract import corrected
+from engine.models import Candidate, Unit
+
+
+def extract(user: str, assistant: str = "OK.", profile: str = "developer") -> list[Candidate]:
+    unit = Unit(id="u1", project="p", session="s", turn=1, ts_ms=1_767_225_600_000, user=user, assistant=assistant,
+                request_id="r1")
+    return RulesClient(profile).extract([unit], "project:p")
+
+
+def current(user: str, assistant: str = "OK.", profile: str = "developer") -> list[tuple[str, str]]:
+    return [(c.key, c.belief) for c in extract(user, assistant, profile) if not c.negated]
+
+
+@pytest.mark.parametrize(("said", "key", "new"), [
+    ("switched the smoke tests from `make smoke` to `just smoke-all`", "smoke test command", "just smoke-all"),
+    ("we changed the lint command from `eslint .` to `biome check`", "lint command", "biome check"),
+])
+@pytest.mark.parametrize("profile", ["developer", "extractive"])
+def test_a_command_after_from_is_the_one_replaced(said: str, key: str, new: str, profile: str) -> None:
+    found = current(said, profile=profile)
+    assert all(not b.startswith(("make smoke", "eslint", "sphinx")) for _, b in found)
+    assert (key, new) in found
+
+
+def test_a_command_after_from_is_never_stored_even_when_the_new_one_is_not_read() -> None:
+    found = current("moved the docs build from `sphinx-build docs out` over to `mkdocs build`")
+    assert all("sphinx" not in b for _, b in found)
+
+
+def test_a_command_after_from_a_folder_is_still_read() -> None:
+    """Control: "from" before a place, after the command, leaves the command current."""
+    assert ("test command", "pytest -q") in current("run `pytest -q` from `services/api/`")
+
+
+@pytest.mark.parametrize(("said", "key", "new"), [
+    ("the smoke tests: `make smoke` -> `just smoke-all`", "smoke test command", "just smoke-all"),
+    ("lint command `eslint .` → `biome check`", "lint command", "biome check"),
+])
+def test_an_arrow_between_two_spans_of_code_keeps_the_right_side(said: str, key: str, new: str) -> None:
+    found = current(said)
+    assert found == [(key, new)]
+
+
+def test_a_chain_of_arrows_between_code_is_no_change() -> None:
+    """Three steps of a pipeline are a sequence, not one value replacing another."""
+    found = current("the release flow: `cargo build` -> `cargo test` -> `cargo publish`")
+    assert all(b != "cargo test" for _, b in found)
+
+
+@pytest.mark.parametrize(("said", "key", "new", "old"), [
+    ("heads up, the metrics exporter isn't on 9187 anymore, it's 9394", "port", "9394", "9187"),
+    ("the artifact bucket is no longer s3://old-artifacts; it is s3://build-artifacts now", "", "s3://build-artifacts",
+     "s3://old-artifacts"),
+    ("the sync worker doesn't listen on 7130 any more, it's 7140 now", "port", "7140", "7130"),
+])
+def test_a_correction_in_two_clauses_states_the_new_value(said: str, key: str, new: str, old: str) -> None:
+    found = current(said)
+    assert new in [b for _, b in found]
+    assert old not in [b for _, b in found]
+    if key:  # the value of the setting the first clause names
+        assert [k for k, b in found if b == new and k.endswith(key)]
+
+
+def test_the_correction_is_written_as_one_statement_of_what_holds() -> None:
+    assert corrected(["the queue isn't on nats-1 anymore, it's nats-2.internal"]) == \
+        ["the queue is now on nats-2.internal instead of nats-1"]
+    assert corrected(["the worker doesn't listen on 7130 any more", "it's 7140 now"]) == \
+        ["the worker now listens on 7140 instead of 7130"]
+    assert corrected(["builds no longer run on Drone, it's Woodpecker"]) == \
+        ["builds now run on Woodpecker instead of Drone"]
+
+
+@pytest.mark.parametrize("said", [
+    "the flaky test isn't a timing issue, it's fine",  # no value after "it's"
+    "the cache isn't on 6379 anymore, it's still 6379",  # the same value: nothing changed
+    "that page isn't slow, it's just big",
+])
+def test_what_is_no_correction_is_left_as_said(said: str) -> None:
+    assert corrected([said]) == [said]
+
+
+@pytest.mark.parametrize(("said", "gone"), [
+    ("the message broker is no longer RabbitMQ", "rabbitmq"),
+    ("the image registry is no longer registry.old-corp.net", "registry.old-corp.net"),
+])
+def test_a_denied_value_is_retired_never_stored_as_the_value(said: str, gone: str) -> None:
+    found = extract(said)
+    assert not [c for c in found if not c.negated and "no longer" in c.belief]
+    assert [c.belief for c in found if c.negated] == [gone]
+
+
+def test_not_before_a_branch_name_is_no_branch() -> None:
+    assert not [b for k, b in current("the release branch is not develop") if k.endswith("branch")]
+    assert ("release branch", "stable") in current("the release branch is stable")  # control
+
+
+def test_a_rule_that_opens_with_never_is_still_a_rule() -> None:
+    """Control: the guard reads a denial of a value, not a convention worded as a prohibition."""
+    assert [c.key for c in extract("never use print statements, use the logger")] == ["logging"]
