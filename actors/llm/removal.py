@@ -252,20 +252,22 @@ _COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _SENTENCE = re.compile(r".+?(?:[.?!;](?=\s|$)|$)", re.S)
 
 
-def gone(text: str, speaker: str, model: tuple[dict[int, float], float] | None = None) -> list[str]:
+def gone(text: str, speaker: str, model: tuple[dict[int, float], float] | None = None, *,
+         plain: bool = False) -> list[str]:
     """The named things that ``text`` says are gone, as written (without backticks).
 
     Only names of a distinctive form count: a plain word is also the name of a language, a team or
     a part of the product ("for the Python code", "Mei (models)"), and every memory that mentions
     it would be retired with it, so a misreading costs too much. Each thing is read in the sentences
     that name it (the model reads nothing else), and at most ``_REACH`` words either side of at most
-    ``_OCCURRENCES`` places, so a long paste stays cheap.
+    ``_OCCURRENCES`` places, so a long paste stays cheap. ``plain``: the names of no distinctive form instead
+    (a capitalised word: "Ceph", "Jenkins"), which the caller must scope to what the message says they were for.
     """
     w, threshold = model or load_weights()  # ``model``: other weights and threshold (the trainer's report)
     sentences = [m.group(0) for m in _SENTENCE.finditer(text)]
     out = []
     for thing in named_things(text):
-        if not _FORMED_NAME.search(thing) or _COMPOUND.fullmatch(thing):
+        if bool(_FORMED_NAME.search(thing)) == plain or _COMPOUND.fullmatch(thing):
             continue
         bare = thing.strip("`")
         naming = " ".join(s for s in sentences if bare in s)

@@ -9,6 +9,7 @@ None (``rules_extract`` tries them in order).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from actors.llm.rules_clause import (
@@ -422,6 +423,23 @@ def _stretch(text: str, at: int) -> str:
     start = max((i + 1 for i in cuts if i < at), default=0)
     end = min((i for i in cuts if i >= at), default=len(text))
     return text[start:end]
+
+
+def removed_store(sentence: str, name: str) -> Finding | None:
+    """The removal of a store of a kind of data that ``sentence`` names after the store ("X is out for audit logs",
+    "dropped X from the upload path"): that thing's storage key with the store denied, so that only the memory of
+    where that thing is kept goes, not every memory that mentions the name."""
+    at = re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", sentence)
+    if at is None:
+        return None
+    rest = sentence[at.end():].split(";")[0].split(",")[0]
+    # the last thing named ("out of the picture for uploaded files": the files, not the picture)
+    phrases = [_thing_phrase(rest[m.end():]) for m in re.finditer(r"\b(?:from|out of|for)\s+", rest, _I)]
+    phrase = next((p for p in reversed(phrases) if p and _valid_thing(p)), "")
+    if not phrase:
+        return None
+    found = _storage_finding(lower_first(phrase), name, negated=True)
+    return dataclasses.replace(found, belief=normalize_belief(name))
 
 
 def extract_choice(c: Clause) -> Finding | None:

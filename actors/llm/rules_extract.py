@@ -22,6 +22,7 @@ from collections.abc import Callable
 from actors.llm import durable, removal
 from actors.llm.rules_answers import answered_fact
 from actors.llm.rules_choices import (
+    removed_store,
     REMOVAL,
     extract_choice,
     extract_uses_name,
@@ -1279,6 +1280,11 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
         said[speaker].append([Finding("", "", Kind.FACT, "", retires=(thing,))
                               for thing in removal.gone(_for_removal(stated), speaker)
                               if not any(set(_words(thing)) <= r for r in retired)])
+        # A plain name read as gone ("Ceph is out for uploaded files") retires only where the message says it kept
+        # something: a plain word names too much else to retire every memory that mentions it.
+        said[speaker].append([f for thing in removal.gone(_for_removal(stated), speaker, plain=True)
+                              if not any(set(_words(thing)) <= r for r in retired)
+                              for f in dict.fromkeys(removed_store(s, thing) for s in stated) if f is not None])
     # A diff the assistant shows is the change it made, line by line (``rules_diffs``).
     said["assistant"].append(diff_findings(unit.assistant))
     # A configuration file the assistant shows as it stands is read line by line (``rules_configs``).

@@ -144,3 +144,19 @@ def test_a_plain_word_is_never_read_as_gone_however_sure_the_model_is() -> None:
     assert removal.probability(w, text, "Bugsnag", "user") >= threshold  # positive control: the model reads it
     assert removal.gone(text, "user") == []
     assert removal.gone("`bugsnag-js` is history, we dropped it in march.", "user") == ["bugsnag-js"]
+
+
+def test_a_plain_name_read_as_gone_is_returned_only_when_asked_for() -> None:
+    text = "Bugsnag is history, we dropped it in march."
+    assert removal.gone(text, "user", plain=True) == ["Bugsnag"]
+    assert removal.gone("`bugsnag-js` is history, we dropped it in march.", "user", plain=True) == []
+
+
+def test_a_plain_name_gone_retires_only_the_store_of_what_the_message_names() -> None:
+    """"Quarrystore is out for the thumbnails": the memory of where thumbnails are kept goes; a plain name read
+    as gone with nothing named after it retires nothing (every memory that mentions it would go)."""
+    said = extract_unit(_unit(user="Quarrystore is out for the thumbnails, we pulled it last sprint"), "project:p")
+    assert [(c.key, c.belief) for c in said if c.negated] == [("thumbnail storage", "quarrystore")]
+    bare = extract_unit(_unit(user="Quarrystore is history, we pulled it last sprint"), "project:p")
+    assert removal.gone("Quarrystore is history, we pulled it last sprint.", "user", plain=True) == ["Quarrystore"]
+    assert not [c for c in bare if c.negated and c.key]  # read as gone, yet no stored thing named: no store retired
