@@ -98,7 +98,7 @@ def _singular(word: str) -> str:
 _STORE_KINDS = _STORE_CATEGORIES | {"message queue"}
 _STORE_VERB_BEFORE = re.compile(
     r"\b(?:store|stores|stored|storing|keep|keeps|put|puts|persist|persists|save|saves|move|moved|migrate|migrated|"
-    r"shift|shifted|write|writes)\s+(?P<t>.+?)\s+(?:(?:over\s+)?from\s+\S+(?:\s+\S+)?\s+)?(?:over\s+)?"
+    r"shift|shifted|write|writes)\s+(?P<t>.+?)\s+(?:(?:over\s+)?from\s+\S+(?:\s+\S+)?\s+)?(?:(?:over|back)\s+)?"
     r"(?:in|into|to|on|inside)\s+(?:the\s+)?$",
     _I,
 )
@@ -501,7 +501,7 @@ _PART_SUBJECT = re.compile(
     r"(?:uses|use|(?:is|are)\s+using|(?:is|are)\s+(?:built|managed)\s+with|runs?\s+on|rel(?:y|ies)\s+on|(?:is|are)\s+on|"
     r"(?:is|are)\s+(?:now\s+)?(?:deployed|hosted|served|run)\s+(?:to|on|from|at|by|with)|(?:deploys|builds)\s+go\s+to|"
     r"lives?\s+on|has\s+switched|switched|moved|migrated|(?:is|are)\s+now\s+on|now\s+uses?)\b", _I)
-_PART_MOVED = re.compile(rf"\b(?:switch|mov|migrat|port)\w*\s+{_PART_NP}\s+(?:over\s+)?(?:from\s+\S+\s+)?(?:to|onto)\b", _I)
+_PART_MOVED = re.compile(rf"\b(?:switch|mov|migrat|port)\w*\s+{_PART_NP}\s+(?:(?:over|back)\s+)?(?:from\s+\S+\s+)?(?:to|onto)\b", _I)
 _PART_HOSTED = re.compile(rf"\b(?:host|serv)\w*\s+{_PART_NP}\s+(?:on|at|from)\b", _I)  # "we host the docs on X"
 # Nouns of a component of a project, which name a part without an article ("mobile app", "unit tests", "admin site");
 # "deploy the fix to X" deploys a change, so only hosting and serving name a part that way.

@@ -113,3 +113,13 @@ def test_not_before_a_branch_name_is_no_branch() -> None:
 def test_a_rule_that_opens_with_never_is_still_a_rule() -> None:
     """Control: the guard reads a denial of a value, not a convention worded as a prohibition."""
     assert [c.key for c in extract("never use print statements, use the logger")] == ["logging"]
+
+
+@pytest.mark.parametrize(("said", "key", "value"), [
+    ("we switched the job queue back to RabbitMQ", "job message queue", "rabbitmq"),
+    ("we moved user sessions back to Redis", "session storage", "redis"),
+])
+def test_back_is_a_particle_of_the_verb_never_part_of_the_subject(said: str, key: str, value: str) -> None:
+    """"moved X back to Y" keys what "moved X to Y" keys: a key with "back" in it is one no later change reaches."""
+    assert current(said) == [(key, value)]
+    assert current(said.replace(" back", "")) == [(key, value)]  # control: the same reading without the particle
