@@ -982,6 +982,23 @@ def _antecedent(head: str, body: str) -> str:
     return f"the {thing.group('np')} is {body[it.end():]}" if it and thing else body
 
 
+# A sentence whose subject is "it" and a verb: what "it" is was named before.
+_IT_SUBJECT = re.compile(r"^(?:and\s+|so\s+)?it(?=\s+(?:is|was|has|now|still|also|just|only|[a-z]+s)\b|['’]s\b)", _I)
+
+
+def _pointed_back(split: list[str]) -> list[str]:
+    """Sentences with a leading "it" read as the thing the sentence before ends on: "can you document the docs
+    site? it serves on 19691" -> "the docs site serves on 19691". Without such a thing "it" stays (a reading may
+    then take the project's main service, or nothing)."""
+    out = list(split)
+    for i in range(1, len(split)):
+        it = _IT_SUBJECT.match(split[i].strip())
+        thing = _LEAD_THING.search(split[i - 1].strip().rstrip("?.!:").rstrip()) if it else None
+        if it and thing:
+            out[i] = f"the {thing.group('np')}{split[i].strip()[it.end():]}"
+    return out
+
+
 def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], Finding | None], ...],
               listed: tuple[str, ...] = (), opening: bool = False, documents: Documents = Documents(),
               project: str = "") -> list[Finding]:
@@ -1265,7 +1282,7 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
     documents = document_lines(bodies["assistant"])
     said = {}
     for speaker, body in bodies.items():
-        split = sentences(body, speaker == "assistant")
+        split = _pointed_back(sentences(body, speaker == "assistant"))
         if speaker == "user":  # "could you add a note that the worker listens on 7301?": the user states it
             split = [_recorded(sentence) for sentence in split]
         stated = [sentence for sentence in statements(split_trailing_requests(split))  # never a question or request (issue 13)

@@ -123,3 +123,16 @@ def test_back_is_a_particle_of_the_verb_never_part_of_the_subject(said: str, key
     """"moved X back to Y" keys what "moved X to Y" keys: a key with "back" in it is one no later change reaches."""
     assert current(said) == [(key, value)]
     assert current(said.replace(" back", "")) == [(key, value)]  # control: the same reading without the particle
+
+
+def test_it_after_a_sentence_that_ends_on_a_thing_is_that_thing() -> None:
+    """"it" names what the sentence before ends on: a port said of "it" after a question about the status page is the
+    status page's, never the project's main service."""
+    found = current("could you write a runbook entry for the status page? it binds to 18450 in every environment")
+    assert found == [("status page port", "18450")]
+    assert ("api port", "18450") in current("it binds to 18450 in every environment")  # control: no thing before it
+
+
+def test_it_after_a_sentence_that_ends_on_no_thing_stays_it() -> None:
+    """Nothing named at the end of the sentence before: "it" is read as without it (the project's main service)."""
+    assert current("I restarted everything twice. it binds to 18450 now") == [("api port", "18450")]
