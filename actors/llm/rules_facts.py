@@ -47,15 +47,15 @@ _I = re.I
 _PORT_CONTEXT = re.compile(
     r"\bports?\b|\blisten\w*|(?:localhost|127\.0\.0\.1|0\.0\.0\.0|[\w-]+\.[\w.-]+):\d{2,5}\b"
     r"|\b(?:runs?|running|serves?|served|serving|bound|binds?|exposed?|available|up|lives?)"
-    r"\s+(?:now\s+)?(?:on|at)\s+(?:localhost:)?\d{2,5}\b"
-    r"|\b(?:api|backend|server|frontend|service)\b.*\b(?:on|to|from)\s+\d{4,5}\b(?!\.\d)"
+    r"\s+(?:now\s+)?(?:on|at)\s+(?:localhost)?:?\d{2,5}\b"  # ":8080" alone is a port too
+    r"|\b(?:api|backend|server|frontend|service)\b.*\b(?:on|to|from)\s+:?\d{4,5}\b(?!\.\d)"
     # "run the docs preview on 4100": an instruction to run a thing on a port
     r"|^(?:locally\s+)?(?:run|start|serve)\s+(?:the\s+|our\s+)?[a-z][\w-]*(?:\s[a-z][\w-]*){0,2}\s+on\s+\d{4,5}(?=\s*(?:$|[,;.]\s|[,;.]$|locally\b|now\b|instead\b))"
     r"|\bbinds?\s+(?:to\s+)?\d{2,5}\b",
     _I,
 )
 # Weaker contexts that need a service-like subject: "the docs site is on 8080", "switched X over to 8080".
-_PORT_WEAK_CONTEXT = re.compile(r"\b(?:is|are|it's|'s)\s+(?:now\s+)?on\s+\d{4,5}\b(?!\.\d)|\bover\s+to\s+\d{4,5}\b(?!\.\d)", _I)
+_PORT_WEAK_CONTEXT = re.compile(r"\b(?:is|are|it's|'s)\s+(?:now\s+)?on\s+:?\d{4,5}\b(?!\.\d)|\bover\s+to\s+\d{4,5}\b(?!\.\d)", _I)
 _SERVICE_HEADS = frozenset(
     "api server service site app gateway exporter dashboard receiver proxy daemon worker endpoint backend "
     "frontend ui console portal admin database db cache broker registry listener agent webhook docs "

@@ -136,3 +136,16 @@ def test_it_after_a_sentence_that_ends_on_a_thing_is_that_thing() -> None:
 def test_it_after_a_sentence_that_ends_on_no_thing_stays_it() -> None:
     """Nothing named at the end of the sentence before: "it" is read as without it (the project's main service)."""
     assert current("I restarted everything twice. it binds to 18450 now") == [("api port", "18450")]
+
+
+@pytest.mark.parametrize("said", ["the payments API is up on :7410", "the metrics exporter is on :9464"])
+def test_a_port_written_after_a_colon_alone_is_the_port(said: str) -> None:
+    """":7410" is how a port is written without its host: read as the port, never as a value "up on :7410"."""
+    found = current(said)
+    assert [b for _, b in found] == [said.rsplit(":", 1)[1]]
+    assert not [b for _, b in found if "on :" in b]
+    assert found[0][0].endswith("port")
+
+
+def test_a_colon_inside_a_time_is_no_port() -> None:
+    assert not [b for _, b in current("the sync with the API runs at 10:30 every day") if b == "30"]
