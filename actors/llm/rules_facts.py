@@ -838,6 +838,9 @@ def extract_kv(c: Clause) -> Finding | None:
     # with a number or is shaped like an identifier (a path, a dotted or snake name), a comma ends it
     if re.match(r"\d|[\w-]*[/._:@][\w./:@-]*,", value):
         value = value.split(", ", 1)[0]
+    # "17.4 in every environment", "2.3 after the bump", "1.22 across the board": where or since when a version
+    # holds is no part of it
+    value = re.sub(r"^(v?\d+(?:\.\d+)+)\s+(?:in|on|across|after|since|for|everywhere)\b.*$", r"\1", value, flags=_I)
     # "4.1 because the runners still have it": a reason is no part of the value, nor is a contrast ("UTC
     # while the old ones were ...")
     value = re.split(r"\s+(?=(?:because|since|so that|as long as|while|whereas|although|though|"

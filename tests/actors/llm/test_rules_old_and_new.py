@@ -149,3 +149,13 @@ def test_a_port_written_after_a_colon_alone_is_the_port(said: str) -> None:
 
 def test_a_colon_inside_a_time_is_no_port() -> None:
     assert not [b for _, b in current("the sync with the API runs at 10:30 every day") if b == "30"]
+
+
+@pytest.mark.parametrize(("said", "key", "value"), [
+    ("Elixir is 1.17 on every box", "elixir version", "1.17"),
+    ("the protobuf compiler is 27.3 across all the runners", "protobuf compiler version", "27.3"),
+])
+def test_where_a_version_holds_is_no_part_of_it(said: str, key: str, value: str) -> None:
+    """A version keeps the version key when the sentence says where it holds, so that a later version replaces it."""
+    assert current(said) == [(key, value)]
+    assert current(said.rsplit(" ", 3)[0]) == [(key, value)]  # control: the same without the place
