@@ -599,7 +599,7 @@ _PATH = r"`?(?P<p>(?:[\w.~-]*/[\w./~-]*|[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|jav
 _PLACED = r"ends?\s+up|lands?|(?:are|is|get|gets)\s+(?:now\s+)?(?:written|saved|dumped|uploaded)"
 _LOCATION = re.compile(
     r"^(?P<s>[\w][\w\s-]{1,40}?)\s+(?:now\s+)?(?:lives?|live|are|is|sits?|go(?:es)?|belongs?|"
-    r"(?:are|is|were|was|have been|has been|got)\s+(?:kept|stored|located|defined|moved|placed)|"
+    r"(?:are|is|were|was|have been|has been|got)\s+(?:kept|stored|located|defined|moved|relocated|placed)|"
     r"moved|were moved|" + _PLACED + r")\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
     _I,
 )
@@ -608,7 +608,7 @@ _PUT = re.compile(r"^(?:we\s+)?(?:put|keep|place|store)\s+(?:all\s+)?(?P<s>[\w][
 # "X live in P", "X sit in P", "you'll find X under P", "P holds X", "we moved X to P".
 _LOC_VERB_AFTER = re.compile(
     r"\b(?:lives?|sits?|go(?:es)?|belongs?|stays?|resides?|(?:are|is)(?:\s+now)?|"
-    r"(?:are|is|were|was|have been|has been|got)\s+(?:now\s+)?(?:kept|stored|located|defined|moved|placed|found)|"
+    r"(?:are|is|were|was|have been|has been|got)\s+(?:now\s+)?(?:kept|stored|located|defined|moved|relocated|placed|found)|"
     r"moved|were moved|" + _PLACED + r")\s+(?:now\s+)?(?:in|under|into|to|inside|at)\s+" + _PATH,
     _I,
 )

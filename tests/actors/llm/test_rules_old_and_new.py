@@ -159,3 +159,12 @@ def test_where_a_version_holds_is_no_part_of_it(said: str, key: str, value: str)
     """A version keeps the version key when the sentence says where it holds, so that a later version replaces it."""
     assert current(said) == [(key, value)]
     assert current(said.rsplit(" ", 3)[0]) == [(key, value)]  # control: the same without the place
+
+
+@pytest.mark.parametrize("verb", ["moved", "relocated"])
+def test_every_verb_of_moving_a_thing_has_its_passive(verb: str) -> None:
+    """"we relocated X to P" was read and "X were relocated to P" was not: the passive of a verb of the active list."""
+    assert current(f"the grafana dashboards were {verb} to ops/dashboards") == \
+        [("grafana dashboards location", "ops/dashboards")]
+    assert current(f"we {verb} the grafana dashboards to ops/dashboards") == \
+        [("grafana dashboards location", "ops/dashboards")]  # control: the active form
