@@ -776,6 +776,8 @@ _ARROW_REST = re.compile(r"^\s*(?:$|[,;.(]|(?:now|today|yesterday|tonight|this\s
 # Measurements, not settings: a latency percentile, a coverage, a usage.
 _MEASURED = re.compile(r"\b(?:p\d\d|latency|coverage|usage|throughput|error\s+rate|uptime)\b", _I)
 _DETERMINER = re.compile(r"(?:the|our|my|their|his|her|its|a|an)\s", _I)
+# Nouns of an order of steps: an arrow after one joins two steps ("build steps: `make build` -> `make deploy`").
+_SEQUENCE = re.compile(r"\b(?:steps|stages|flow|order|sequence|chain|pipeline)\s*$", _I)
 _CHANGE_VERB = re.compile(r"\b(?:bump|upgrad|downgrad|mov|switch|chang|migrat|updat|rais|lower|set|renam|swapp?)\w*\s", _I)
 
 
@@ -811,7 +813,9 @@ def arrow_change(text: str) -> tuple[str, ...]:
     # The word before the arrow is the old value when it has the new value's shape (both with digits) or is a tool
     # by name ("cache backend memcached -> dragonfly"); a plain word is the subject's last ("user sessions -> X").
     is_old = (digits and bool(re.search(r"\d", old))) or (bool(subject) and not digits and bool(TECH_PATTERN.fullmatch(old))) \
-        or (old.startswith("`") and new.startswith("`"))  # two spans of code: one line of code replaced by another
+        or (all(v.startswith("`") and (" " in v.strip("`") or STARTS_EXE.match(v.strip("`"))) for v in (old, new))
+            and not _SEQUENCE.search(subject))
+    # (two command lines in code: one replaced by the other; "`get_user` -> `fetch_user`" is a rename, no command)
     if not is_old:
         if not digits and (subject or TECH_PATTERN.fullmatch(old) or not (TECH_PATTERN.fullmatch(new) or new.startswith("`"))):
             return (text,)  # "jest -> vitest" (a swap the readings know), "user sessions -> X": no subject said whole
@@ -830,7 +834,7 @@ def arrow_change(text: str) -> tuple[str, ...]:
     return (said, remark.group("r")) if remark else (said + rest,)
 
 
-# A value that opens with a word of negation is no value: what follows it is denied.
+# A value that opens with a word of negation is no value: what follows it is denied (``_findings``).
 _NEGATION_WORD = re.compile(r"(?:no longer|not|no|never|none|nothing)(?:$|\s)", _I)
 
 
@@ -845,13 +849,22 @@ _IT_NOW = re.compile(r"^(?:but\s+|now\s+)?it(?:['’]?s|\s+is)\s+(?:now\s+)?(?P<
                     r"(?P<new>`[^`]+`|[^\s,;]+?)(?:\s+(?:now|instead|these\s+days))?\s*[.!]?$", _I)
 
 
+_NO_MORE = re.compile(r"\b(?:any\s*more|no\s+longer|now|these\s+days)\b", _I)  # what says the old value held before
+
+
 def corrected(parts: list[str]) -> list[str]:
     """Clauses with a correction (``_NO_LONGER`` then ``_IT_NOW``, in one clause or two) written as one statement
     of what holds, the old value named as replaced: "the worker now listens on 7002 instead of 7001". The new
-    value must have a value's form and differ from the old one ("it's fine", "it's still 7001": no correction)."""
+    value must have a value's form and differ from the old one ("it's fine", "it's still 7001": no correction), the old
+    one too, and the correction must say that the old value held before ("any more", "no longer", "now"): "the
+    slowness isn't Postgres, it's Redis" is a diagnosis."""
     out: list[str] = []
     i = 0
     while i < len(parts):
+        if len(parts[i]) > MAX_CLAUSE_CHARS:  # a paste, never one clause; and the patterns stay linear in its size
+            out.append(parts[i])
+            i += 1
+            continue
         pair = None
         if i + 1 < len(parts):
             pair = (parts[i], parts[i + 1])
@@ -862,8 +875,9 @@ def corrected(parts: list[str]) -> list[str]:
                 continue
             old, new = gone.group("old"), now.group("new")
             if old.strip("`").lower() == new.strip("`").lower() or not _VALUE_SHAPE.search(f" {new}") \
-                    or new.lower() in STOPWORDS:
-                continue
+                    or not _VALUE_SHAPE.search(f" {old}") or new.lower() in STOPWORDS \
+                    or not _NO_MORE.search(f"{a} {b}"):
+                continue  # "the slowness isn't Postgres, it's Redis": a diagnosis, not a value that changed
             prep = now.group("prep") or gone.group("prep") or ""
             if gone.group("copula"):
                 said = f"{gone.group('subject')} {gone.group('copula')} now {prep}{new} instead of {old}"
@@ -986,14 +1000,21 @@ def _antecedent(head: str, body: str) -> str:
 _IT_SUBJECT = re.compile(r"^(?:and\s+|so\s+)?it(?=\s+(?:is|was|has|now|still|also|just|only|[a-z]+s)\b|['’]s\b)", _I)
 
 
+_ASKS = re.compile(r"^(?:(?:can|could|would|will)\s+you|please|pls|let['’]?s)\b", _I)
+
+
 def _pointed_back(split: list[str]) -> list[str]:
-    """Sentences with a leading "it" read as the thing the sentence before ends on: "can you document the docs
-    site? it serves on 19691" -> "the docs site serves on 19691". Without such a thing "it" stays (a reading may
-    then take the project's main service, or nothing)."""
+    """Sentences with a leading "it" read as the thing a question or request before them ends on: "can you document
+    the docs site? it serves on 19691" -> "the docs site serves on 19691". Otherwise "it" stays (a reading may then
+    take the project's main service, or nothing)."""
     out = list(split)
     for i in range(1, len(split)):
         it = _IT_SUBJECT.match(split[i].strip())
-        thing = _LEAD_THING.search(split[i - 1].strip().rstrip("?.!:").rstrip()) if it else None
+        before = split[i - 1].strip()
+        # only after a question or a request: a statement's last noun is often its object ("the API depends on the
+        # cache. It serves on 4000": "it" is the API), and its subject is no safer a guess
+        asked = before.endswith("?") or _ASKS.match(before)
+        thing = _LEAD_THING.search(before.rstrip("?.!:").rstrip()) if it and asked else None
         if it and thing:
             out[i] = f"the {thing.group('np')}{split[i].strip()[it.end():]}"
     return out
@@ -1076,13 +1097,14 @@ def _findings(sentence: str, speaker: str, extractors: tuple[Callable[[Clause], 
                 if not finding.negated and finding.belief and _denied(finding.belief, part):
                     continue  # "the cache box does not answer on 7311": the clause denies the value it names
                 if not finding.negated and _NEGATION_WORD.match(finding.belief) and len(finding.belief.split()) <= 4:
-                    # "the queue is no longer X", "the base branch is not Y": a denial read as the value; a distinctive
-                    # value denied (a shape or a known tool) no longer holds, as "no longer" says
+                    # "the queue is no longer X", "the base branch is not Y": a denial read as the value (a short one:
+                    # a rule worded as a prohibition is a convention). A distinctive value denied (a shape: a host, a
+                    # version, a path) no longer holds, as "no longer" says; a plain name ("no longer Postgres") names
+                    # too much else to retire (the staging db's Postgres is not the production db's)
                     denied = _NEGATION_WORD.sub("", finding.belief, count=1).strip()
                     said_so = re.search(re.escape(denied), part, _I) if denied else None
                     denied = said_so.group(0) if said_so else denied  # as the clause writes it
-                    if denied and (re.search(r"[\d./:_@-]", denied) or tech_category(tech_name(denied))) \
-                            and re.match(r"no longer\s", finding.belief, _I):
+                    if denied and re.search(r"[\d./:_@-]", denied) and re.match(r"no longer\s", finding.belief, _I):
                         out.append(Finding("", "", Kind.FACT, "", retires=(denied,)))
                         break
                     continue
@@ -1301,7 +1323,8 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
         # something: a plain word names too much else to retire every memory that mentions it.
         said[speaker].append([f for thing in removal.gone(_for_removal(stated), speaker, plain=True)
                               if not any(set(_words(thing)) <= r for r in retired)
-                              for f in dict.fromkeys(removed_store(s, thing) for s in stated) if f is not None])
+                              for f in dict.fromkeys(removed_store(s, thing) for s in stated
+                                                     if thing in removal.gone(s, speaker, plain=True)) if f is not None])
     # A diff the assistant shows is the change it made, line by line (``rules_diffs``).
     said["assistant"].append(diff_findings(unit.assistant))
     # A configuration file the assistant shows as it stands is read line by line (``rules_configs``).

@@ -47,7 +47,7 @@ _I = re.I
 _PORT_CONTEXT = re.compile(
     r"\bports?\b|\blisten\w*|(?:localhost|127\.0\.0\.1|0\.0\.0\.0|[\w-]+\.[\w.-]+):\d{2,5}\b"
     r"|\b(?:runs?|running|serves?|served|serving|bound|binds?|exposed?|available|up|lives?)"
-    r"\s+(?:now\s+)?(?:on|at)\s+(?:localhost)?:?\d{2,5}\b"  # ":8080" alone is a port too
+    r"\s+(?:now\s+)?(?:on|at)\s+(?:localhost:\d{2,5}|:\d{3,5}|\d{2,5})\b"  # ":8080" alone is a port too (":30" is a minute)
     r"|\b(?:api|backend|server|frontend|service)\b.*\b(?:on|to|from)\s+:?\d{4,5}\b(?!\.\d)"
     # "run the docs preview on 4100": an instruction to run a thing on a port
     r"|^(?:locally\s+)?(?:run|start|serve)\s+(?:the\s+|our\s+)?[a-z][\w-]*(?:\s[a-z][\w-]*){0,2}\s+on\s+\d{4,5}(?=\s*(?:$|[,;.]\s|[,;.]$|locally\b|now\b|instead\b))"
@@ -838,9 +838,10 @@ def extract_kv(c: Clause) -> Finding | None:
     # with a number or is shaped like an identifier (a path, a dotted or snake name), a comma ends it
     if re.match(r"\d|[\w-]*[/._:@][\w./:@-]*,", value):
         value = value.split(", ", 1)[0]
-    # "17.4 in every environment", "2.3 after the bump", "1.22 across the board": where or since when a version
-    # holds is no part of it
-    value = re.sub(r"^(v?\d+(?:\.\d+)+)\s+(?:in|on|across|after|since|for|everywhere)\b.*$", r"\1", value, flags=_I)
+    # "17.4 in every environment", "2.3 after the bump", "1.22 across the board": that a version holds everywhere, or
+    # since a change, is no part of it ("3.9 in the legacy worker" keeps its limit: another part's version)
+    value = re.sub(r"^(v?\d+(?:\.\d+)+)\s+(?:(?:in|on|across)\s+(?:every|all|each)\b|everywhere\b(?!\s+else)|"
+                   r"across\s+the\s+board\b|after\s+the\s+(?:bump|upgrade|update|migration)\b).*$", r"\1", value, flags=_I)
     # "4.1 because the runners still have it": a reason is no part of the value, nor is a contrast ("UTC
     # while the old ones were ...")
     value = re.split(r"\s+(?=(?:because|since|so that|as long as|while|whereas|although|though|"

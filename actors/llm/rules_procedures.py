@@ -206,9 +206,15 @@ def _named_as_command(command: str, around: str) -> bool:
 
 
 # Words before a command that say it is the one replaced (``rules_clause.EXCLUDED_BEFORE``, for commands).
-_REPLACED_BEFORE = re.compile(r"(?:\bfrom|\binstead of|\brather than|\(was|\bwas|\bused to be|\bno longer|\breplac\w*|"
+_REPLACED_BEFORE = re.compile(r"(?:\binstead of|\brather than|\(was|\bwas|\bused to be|\bno longer|\breplac\w*|"
                               r"\bswap(?:ped)?|\btrade(?:d)?|\bditch(?:ed)?|"  # "swap `a` for `b`": `a` is what goes
                               r"\bnot|\b(?:the\s+)?(?:old|previous|former))\s+$", _I)
+
+
+# "from `a` to `b`": the span after "from" is the one replaced when another span follows after "to" ("run the
+# tests from `tox -e py311`" names where they run from, the command itself)
+_FROM_BEFORE = re.compile(r"\bfrom\s+$", _I)
+_TO_CODE_AFTER = re.compile(r"\s+(?:over\s+)?to\s+`", _I)
 
 
 # A determiner just before the code makes it a thing talked about, not a line to run: "the `python` from
@@ -234,7 +240,8 @@ def extract_command(c: Clause) -> Finding | None:
         if _NOT_A_SHELL_LINE.search(command):
             continue  # a fragment quoted from a file: the next span may be the command, with the same lead
         lead = c.text[previous_end : span.start()]
-        if _REPLACED_BEFORE.search(c.text[: span.start()]):
+        if _REPLACED_BEFORE.search(c.text[: span.start()]) or (
+                _FROM_BEFORE.search(c.text[: span.start()]) and _TO_CODE_AFTER.match(c.text[span.end():])):
             # "`just sync` instead of `make deps`", "(was `make t`)": the command replaced; what the clause said
             # before it still tells the purpose of the one that replaces it ("the lint command from `a` to `b`")
             continue
