@@ -430,14 +430,14 @@ _STILL = re.compile(r"\b(?:still|stays?|remains?|keeps?|kept)\b", _I)
 
 def removed_store(sentence: str, name: str) -> Finding | None:
     """The removal of a store of a kind of data that ``sentence`` (one the removal model reads the store gone in)
-    names after the store ("X is out for audit logs", "dropped X from the upload path"): that thing's storage key
+    names after the store ("we retired X for the invoice archive", "dropped X from the upload path"): that thing's storage key
     with the store denied, so that this reading retires only the memory of where that thing is kept. (Another reading
     may still retire the name as such: "we dropped X" is read as the project no longer using X.)"""
     at = re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", sentence)
     if at is None or _STILL.search(sentence):
         return None  # "X still serves the audit logs": what it still does is no removal
     rest = sentence[at.end():].split(";")[0].split(",")[0]
-    # the last thing named ("out of the picture for uploaded files": the files, not the picture)
+    # the last thing named ("out of the running for the nightly exports": the exports, not the running)
     phrases = [_thing_phrase(rest[m.end():]) for m in re.finditer(r"\b(?:from|out of|for)\s+", rest, _I)]
     phrase = next((p for p in reversed(phrases) if p and _valid_thing(p)), "")
     if not phrase:

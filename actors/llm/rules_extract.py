@@ -1004,8 +1004,8 @@ _ASKS = re.compile(r"^(?:(?:can|could|would|will)\s+you|please|pls|let['’]?s)\
 
 
 def _pointed_back(split: list[str]) -> list[str]:
-    """Sentences with a leading "it" read as the thing a question or request before them ends on: "can you document
-    the docs site? it serves on 19691" -> "the docs site serves on 19691". Otherwise "it" stays (a reading may then
+    """Sentences with a leading "it" read as the thing a question or request before them ends on: "could you add a
+    runbook entry for the status page? it binds to 18450" -> "the status page binds to 18450". Otherwise "it" stays (a reading may then
     take the project's main service, or nothing)."""
     out = list(split)
     for i in range(1, len(split)):
@@ -1319,7 +1319,7 @@ def extract_unit(unit: Unit, scope: str, extractive: bool = False) -> list[Candi
         said[speaker].append([Finding("", "", Kind.FACT, "", retires=(thing,))
                               for thing in removal.gone(_for_removal(stated), speaker)
                               if not any(set(_words(thing)) <= r for r in retired)])
-        # A plain name read as gone ("Ceph is out for uploaded files") retires only where the message says it kept
+        # A plain name read as gone ("we retired Quarrystore for the thumbnails") retires only where the message says it kept
         # something: a plain word names too much else to retire every memory that mentions it.
         said[speaker].append([f for thing in removal.gone(_for_removal(stated), speaker, plain=True)
                               if not any(set(_words(thing)) <= r for r in retired)

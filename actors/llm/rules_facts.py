@@ -838,10 +838,10 @@ def extract_kv(c: Clause) -> Finding | None:
     # with a number or is shaped like an identifier (a path, a dotted or snake name), a comma ends it
     if re.match(r"\d|[\w-]*[/._:@][\w./:@-]*,", value):
         value = value.split(", ", 1)[0]
-    # "17.4 in every environment", "2.3 after the bump", "1.22 across the board": that a version holds everywhere, or
-    # since a change, is no part of it ("3.9 in the legacy worker" keeps its limit: another part's version)
+    # "1.17 on every box", "27.3 across all the runners", "1.22 across the board": that a version holds everywhere is
+    # no part of it ("3.9 in the legacy worker" keeps its limit: another part's version)
     value = re.sub(r"^(v?\d+(?:\.\d+)+)\s+(?:(?:in|on|across)\s+(?:every|all|each)\b|everywhere\b(?!\s+else)|"
-                   r"across\s+the\s+board\b|after\s+the\s+(?:bump|upgrade|update|migration)\b).*$", r"\1", value, flags=_I)
+                   r"across\s+the\s+board\b).*$", r"\1", value, flags=_I)
     # "4.1 because the runners still have it": a reason is no part of the value, nor is a contrast ("UTC
     # while the old ones were ...")
     value = re.split(r"\s+(?=(?:because|since|so that|as long as|while|whereas|although|though|"
